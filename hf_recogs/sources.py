@@ -1,0 +1,254 @@
+"""Pinned upstream files: where they come from, how they are verified, how they are read.
+
+Every byte of benchmark data that hf_recogs loads comes from one of the files listed in
+``upstream_files.tsv`` (repository, commit, path, git blob SHA-1 and/or SHA-256). A file is read from,
+in order: a mirror folder named by ``HF_RECOGS_MIRROR`` (layout ``<owner>/<repo>/<commit>/<path>``,
+plain or ``.gz``), our download cache, or its raw download address at the pinned commit. Whatever the
+origin, the content is checked against the registry before anyone sees it; nothing unverified is loaded.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+MIRROR_ENV = "HF_RECOGS_MIRROR"
+CACHE_ENV = "HF_RECOGS_CACHE"
+RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+
+# The pinned upstream revisions (BENCHMARKS.md §0.1). Keys are what the rest of the package uses.
+PINS: dict[str, tuple[str, str]] = {
+    "cogs": ("najoungkim/COGS", "165a7b669eade971fa47bf568a2e51925360fed8"),
+    "cogs_2020": ("najoungkim/COGS", "6f663835897945e94fd330c8cbebbdc494fbb690"),
+    "recogs": ("frankaging/ReCOGS", "1b6eca8ff4dca5fd2fb284a7d470998af5083beb"),
+    "scan": ("brendenlake/SCAN", "c4b756cbc010d75c912f16c42c8f15dc6b7e6c8f"),
+    "scan_mcd": ("brendenlake/SCAN", "9da9c8af84509a66e10dfbdfefb3d1e83f3d0bea"),
+    "sygns": ("verypluming/SyGNS", "73f3876bc6057abb19b97ae7437f9c6ceb049885"),
+    "slog": ("bingzhilee/SLOG", "1c55df85006d58b842520c79dcb8e1b43df2836f"),
+}
+
+
+class SourceError(RuntimeError):
+    """An upstream file could not be had or did not verify. The message is one line that names the fix."""
+
+
+class SourceUnavailable(SourceError):
+    """The file is in no mirror, not cached, and cannot be downloaded (offline or unreachable)."""
+
+
+class ChecksumMismatch(SourceError):
+    """The bytes found do not match the pinned checksum (truncated, corrupt or a different revision)."""
+
+
+@dataclass(frozen=True)
+class UpstreamFile:
+    repo: str
+    commit: str
+    path: str
+    git_blob: str | None
+    sha256: str | None
+    size: int | None
+
+    @property
+    def url(self) -> str:
+        return RAW_URL.format(repo=self.repo, commit=self.commit, path=self.path)
+
+    @property
+    def relpath(self) -> str:
+        """Path inside a mirror or cache folder: the raw address without its host."""
+        return f"{self.repo}/{self.commit}/{self.path}"
+
+    def __str__(self) -> str:
+        return f"{self.repo}@{self.commit[:7]}:{self.path}"
+
+    def expected(self) -> str:
+        if self.sha256:
+            return f"sha256 {self.sha256}"
+        return f"git blob {self.git_blob}"
+
+    def problem(self, data: bytes) -> str | None:
+        """Why ``data`` is not this file, or None when it verifies."""
+        if self.size is not None and len(data) != self.size:
+            return f"has {len(data)} bytes, expected {self.size} (truncated or wrong file)"
+        if self.sha256:
+            got = hashlib.sha256(data).hexdigest()
+            if got != self.sha256:
+                return f"sha256 is {got}, expected {self.sha256}"
+        if self.git_blob:
+            got = git_blob_sha1(data)
+            if got != self.git_blob:
+                return f"git blob sha1 is {got}, expected {self.git_blob}"
+        return None
+
+
+def git_blob_sha1(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _registry() -> dict[tuple[str, str, str], UpstreamFile]:
+    table = Path(__file__).with_name("upstream_files.tsv")
+    out = {}
+    with open(table, newline="", encoding="utf-8") as handle:
+        for rec in csv.DictReader(handle, delimiter="\t"):
+            def opt(value: str) -> str | None:
+                return None if value == "-" else value
+
+            size = opt(rec["bytes"])
+            out[(rec["repo"], rec["commit"], rec["path"])] = UpstreamFile(
+                repo=rec["repo"],
+                commit=rec["commit"],
+                path=rec["path"],
+                git_blob=opt(rec["git_blob_sha1"]),
+                sha256=opt(rec["sha256"]),
+                size=int(size) if size else None,
+            )
+    return out
+
+
+def pinned(source: str, path: str) -> UpstreamFile:
+    """The registry entry of ``path`` in the pinned revision ``source`` (a key of ``PINS``)."""
+    if source not in PINS:
+        raise KeyError(f"unknown upstream source {source!r}; known: {', '.join(PINS)}")
+    repo, commit = PINS[source]
+    try:
+        return _registry()[(repo, commit, path)]
+    except KeyError:
+        raise KeyError(f"{repo}@{commit[:7]}:{path} is not in hf_recogs/upstream_files.tsv") from None
+
+
+def mirror_dir() -> Path | None:
+    value = os.environ.get(MIRROR_ENV)
+    return Path(value).expanduser() if value else None
+
+
+def cache_dir() -> Path:
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV]).expanduser()
+    hf_home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "huggingface"
+    )
+    return Path(hf_home) / "hf_recogs" / "downloads"
+
+
+def offline() -> bool:
+    for var in ("HF_DATASETS_OFFLINE", "HF_HUB_OFFLINE"):
+        value = os.environ.get(var)
+        if value is not None and value.strip() != "":
+            return value.strip().upper() in {"1", "ON", "YES", "TRUE"}
+    return False
+
+
+def _read_mirror(file: UpstreamFile) -> tuple[bytes, Path] | None:
+    root = mirror_dir()
+    if root is None:
+        return None
+    plain = root / file.relpath
+    if plain.is_file():
+        return plain.read_bytes(), plain
+    packed = plain.with_name(plain.name + ".gz")
+    if packed.is_file():
+        try:
+            return gzip.decompress(packed.read_bytes()), packed
+        except (OSError, EOFError) as err:
+            raise ChecksumMismatch(
+                f"hf_recogs: {packed} is not a readable gzip file ({err}); restore it from {file.url}"
+            ) from None
+    return None
+
+
+def _download(file: UpstreamFile, target: Path) -> bytes:
+    try:
+        with urllib.request.urlopen(file.url, timeout=60) as response:
+            data = response.read()
+    except (urllib.error.URLError, OSError) as err:
+        raise SourceUnavailable(
+            f"hf_recogs: cannot download {file} from {file.url} ({err}); "
+            f"check the network, or set {MIRROR_ENV} to a mirror folder that holds {file.relpath}"
+        ) from None
+    problem = file.problem(data)
+    if problem:
+        raise ChecksumMismatch(f"hf_recogs: download of {file} from {file.url} {problem}; nothing was loaded")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as tmp:
+        tmp.write(data)
+    os.replace(tmp.name, target)
+    return data
+
+
+@lru_cache(maxsize=64)
+def fetch_bytes(file: UpstreamFile) -> bytes:
+    """The verified content of ``file``: from the mirror, the cache, or a download, in that order."""
+    found = _read_mirror(file)
+    if found is not None:
+        data, where = found
+        problem = file.problem(data)
+        if problem:
+            raise ChecksumMismatch(
+                f"hf_recogs: {where} {problem}; replace it with the file from {file.url}, "
+                f"or unset {MIRROR_ENV} to download it"
+            )
+        return data
+    cached = cache_dir() / file.relpath
+    if cached.is_file():
+        data = cached.read_bytes()
+        if file.problem(data) is None:
+            return data
+        cached.unlink()  # a corrupt cache entry is never used; fetch it again
+    if offline():
+        where = f"the mirror {mirror_dir()}" if mirror_dir() else f"a mirror ({MIRROR_ENV} is not set)"
+        raise SourceUnavailable(
+            f"hf_recogs: {file} ({file.expected()}) is not in {where} nor in the cache {cache_dir()}, "
+            f"and HF offline mode is on; set {MIRROR_ENV} to a folder holding {file.relpath}, "
+            f"or go online to download {file.url}"
+        )
+    return _download(file, cached)
+
+
+def read_text(file: UpstreamFile) -> str:
+    return fetch_bytes(file).decode("utf-8")
+
+
+def read_lines(file: UpstreamFile) -> list[str]:
+    """Lines without their ``\\n`` terminator (every upstream text file ends each line with one)."""
+    text = read_text(file)
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+
+
+def read_tsv(file: UpstreamFile) -> list[list[str]]:
+    """Rows of a headerless TAB-separated file, fields unquoted, exactly as written upstream."""
+    return [line.split("\t") for line in read_lines(file)]
+
+
+def open_zip_member(file: UpstreamFile, member: str, password: bytes | None = None) -> bytes:
+    """One member of a verified zip archive (SLOG keeps its generalization sets encrypted in one)."""
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(fetch_bytes(file))) as archive:
+        try:
+            return archive.read(member, pwd=password)
+        except KeyError:
+            raise SourceError(
+                f"hf_recogs: {file} has no member {member!r}; members: {', '.join(archive.namelist())}"
+            ) from None
+
+
+def is_available(file: UpstreamFile) -> bool:
+    """Whether ``file`` can be had right now without raising (mirror, cache, or online)."""
+    root = mirror_dir()
+    if root is not None:
+        plain = root / file.relpath
+        if plain.is_file() or plain.with_name(plain.name + ".gz").is_file():
+            return True
+    if (cache_dir() / file.relpath).is_file():
+        return True
+    return not offline()
