@@ -1,0 +1,1 @@
+"""Benchmark modules; importing one registers its configs in ``hf_recogs.registry``."""

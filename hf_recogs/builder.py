@@ -1,0 +1,151 @@
+"""The ``datasets`` builder behind ``load_dataset("hf_recogs", name)``.
+
+datasets 5.x runs no loading scripts, but its builder classes still work as ordinary Python. This builder
+turns each catalogue entry (``hf_recogs.registry``) into a builder config, generates rows through it, and
+lets datasets write and reuse its Arrow cache. Splits whose upstream files cannot be had are left out with a
+warning (the others load); asking for such a split raises the one-line reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+from functools import lru_cache
+from pathlib import Path
+
+import datasets
+from datasets.utils.py_utils import classproperty
+
+from .registry import DatasetConfig, all_configs, get_config
+from .sources import SourceError, SourceUnavailable, fetch_bytes
+
+logger = logging.getLogger(__name__)
+
+DATASET_NAME = "hf_recogs"
+_DTYPES = {"string": "string", "int32": "int32", "int64": "int64", "float32": "float32", "bool": "bool"}
+
+
+@lru_cache(maxsize=1)
+def code_hash() -> str:
+    """Hash of everything that decides the generated rows, so that edits never reuse a stale Arrow cache."""
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted([*package.glob("*.py"), *package.glob("benchmarks/*.py"), *package.glob("*.tsv")]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclasses.dataclass
+class HfRecogsConfig(datasets.BuilderConfig):
+    """A builder config; per-catalogue subclasses add one dataclass field per config parameter."""
+
+    def params(self) -> dict:
+        spec = get_config(self.name)
+        return spec.resolve_params({p.name: getattr(self, p.name) for p in spec.params})
+
+
+_BUILDER_CONFIGS: dict[str, HfRecogsConfig] = {}
+
+
+def builder_configs() -> list[HfRecogsConfig]:
+    """One builder config per catalogue entry, including entries registered after this module was imported."""
+    for name, spec in all_configs().items():
+        if name not in _BUILDER_CONFIGS:
+            _BUILDER_CONFIGS[name] = _builder_config(spec)
+    return list(_BUILDER_CONFIGS.values())
+
+
+def _builder_config(spec: DatasetConfig) -> HfRecogsConfig:
+    if spec.params:
+        fields = [(p.name, type(p.default), dataclasses.field(default=p.default)) for p in spec.params]
+        cls = dataclasses.make_dataclass(f"HfRecogsConfig_{spec.name}", fields, bases=(HfRecogsConfig,))
+        # make_dataclass classes live in no importable module; pickling (datasets' fingerprints) needs one.
+        cls.__module__ = __name__
+        globals()[cls.__name__] = cls
+    else:
+        cls = HfRecogsConfig
+    return cls(name=spec.name, version=datasets.Version("1.0.0"), description=spec.description)
+
+
+def features(spec: DatasetConfig) -> datasets.Features:
+    columns = {"input": "string", "output": "string", "category": "string", **spec.extra_features}
+    return datasets.Features({name: datasets.Value(_DTYPES[dtype]) for name, dtype in columns.items()})
+
+
+def missing_split_reason(spec: DatasetConfig, split: str, params: dict) -> str | None:
+    """Why ``split`` cannot be built now (its first unavailable upstream file), or None."""
+    for file in spec.sources(split, **params):
+        try:
+            fetch_bytes(file)
+        except SourceUnavailable as err:
+            return f"split {split!r} of config {spec.name!r} is unavailable: {err}"
+    return None
+
+
+class HfRecogs(datasets.GeneratorBasedBuilder):
+    BUILDER_CONFIG_CLASS = HfRecogsConfig
+    BUILDER_CONFIGS = builder_configs()
+    DEFAULT_CONFIG_NAME = "recogs_pos" if "recogs_pos" in all_configs() else None
+
+    @classproperty
+    @classmethod
+    def builder_configs(cls) -> dict[str, datasets.BuilderConfig]:
+        # datasets memoizes this per class; ours follows the registry so late registrations are seen.
+        cls.BUILDER_CONFIGS = builder_configs()
+        return {config.name: config for config in cls.BUILDER_CONFIGS}
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("dataset_name", DATASET_NAME)
+        kwargs.setdefault("hash", code_hash())
+        super().__init__(*args, **kwargs)
+
+    @property
+    def spec(self) -> DatasetConfig:
+        return get_config(self.config.name)
+
+    def _info(self) -> datasets.DatasetInfo:
+        spec = self.spec
+        from .citations import bibtex
+
+        return datasets.DatasetInfo(
+            description=spec.description,
+            features=features(spec),
+            license=spec.license,
+            citation=bibtex(*spec.citations),
+        )
+
+    def _split_generators(self, dl_manager):
+        spec, params = self.spec, self.config.params()
+        generators = []
+        for split in spec.splits:
+            reason = missing_split_reason(spec, split, params)
+            if reason:
+                logger.warning("hf_recogs: leaving out %s", reason)
+                continue
+            generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "params": params}))
+        if not generators:
+            raise SourceUnavailable(
+                f"hf_recogs: no split of config {spec.name!r} can be built: "
+                + missing_split_reason(spec, spec.splits[0], params)
+            )
+        return generators
+
+    def _generate_examples(self, split: str, params: dict):
+        columns = list(features(self.spec))
+        for index, row in enumerate(self.spec.rows(split, **params)):
+            try:
+                yield index, {name: row[name] for name in columns}
+            except KeyError as err:
+                raise SourceError(f"hf_recogs: config {self.spec.name!r} produced a row without {err}") from None
+
+    def as_dataset(self, split=None, *args, **kwargs):
+        requested = str(split) if split is not None else None
+        if requested in self.spec.splits and self.info.splits and requested not in self.info.splits:
+            reason = missing_split_reason(self.spec, requested, self.config.params())
+            raise SourceUnavailable(
+                reason
+                or f"split {requested!r} of {self.config.name!r} was unavailable when this config was first "
+                f"prepared; reload with download_mode='force_redownload'"
+            )
+        return super().as_dataset(split, *args, **kwargs)

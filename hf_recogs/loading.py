@@ -1,0 +1,83 @@
+"""``hf_recogs.load_dataset`` and the hook that makes ``datasets.load_dataset("hf_recogs", name)`` work.
+
+datasets resolves a bare name as a local folder or a Hub repository and has no plugin mechanism
+(HF_STACK §2.2). We wrap its ``dataset_module_factory`` so that exactly the name ``"hf_recogs"`` resolves to
+our builder module; every other name goes through untouched. The wrapper is installed when datasets is
+imported (or at once if it already is), from ``import hf_recogs``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from ._import_hooks import when_imported
+from .registry import get_config
+
+NAME = "hf_recogs"
+
+
+def _dataset_module():
+    from datasets.load import DatasetModule
+
+    from . import builder
+
+    return DatasetModule(module_path=builder.__name__, hash=builder.code_hash(), builder_kwargs={"dataset_name": NAME})
+
+
+def _wrap_factory(factory):
+    if getattr(factory, "_hf_recogs_wrapped", False):
+        return factory
+
+    @functools.wraps(factory)
+    def dataset_module_factory(path, *args, **kwargs):
+        if path == NAME and not os.path.isdir(path):
+            return _dataset_module()
+        return factory(path, *args, **kwargs)
+
+    dataset_module_factory._hf_recogs_wrapped = True
+    return dataset_module_factory
+
+
+def _patch(module) -> None:
+    module.dataset_module_factory = _wrap_factory(module.dataset_module_factory)
+
+
+def install_datasets_hook() -> None:
+    """Make the bare name ``"hf_recogs"`` resolve to our builder in ``datasets.load`` and ``datasets.inspect``."""
+    when_imported("datasets.load", _patch)
+    when_imported("datasets.inspect", _patch)
+
+
+def load_dataset(name: str, split: str | None = None, **kwargs: Any):
+    """Load a config as a ``DatasetDict`` (or one ``Dataset`` with ``split=``), with datasets' Arrow caching.
+
+    Keyword arguments are the config's parameters (``seed=``, ``num=``…) and datasets' own
+    (``cache_dir=``, ``download_mode=``…). This entry point does not depend on the bare-name hook.
+    """
+    spec = get_config(name)  # unknown name → ValueError listing the valid ones
+    params = {key: kwargs.pop(key) for key in [p.name for p in spec.params] if key in kwargs}
+    resolved = spec.resolve_params(params)  # bad values → ValueError naming the parameter
+    if split is not None and split not in spec.splits:
+        raise ValueError(f"config {name!r} has no split {split!r}; splits: {', '.join(spec.splits)}")
+    from .builder import missing_split_reason
+
+    if split is not None:
+        reason = missing_split_reason(spec, split, resolved)
+        if reason:
+            from .sources import SourceUnavailable
+
+            raise SourceUnavailable(reason)
+    from . import builder
+
+    instance = builder.HfRecogs(config_name=name, cache_dir=kwargs.pop("cache_dir", None), **params)
+    instance.download_and_prepare(
+        download_mode=kwargs.pop("download_mode", None),
+        verification_mode=kwargs.pop("verification_mode", None),
+        num_proc=kwargs.pop("num_proc", None),
+    )
+    in_memory = bool(kwargs.pop("keep_in_memory", False))
+    if kwargs:  # neither a datasets option nor a parameter of this config
+        spec.resolve_params(kwargs)
+    return instance.as_dataset(split=split, in_memory=in_memory)

@@ -1,0 +1,123 @@
+"""The catalogue of dataset configs: one ``DatasetConfig`` per name, registered by each benchmark module.
+
+A config knows its splits, how to generate each split's rows (``input``, ``output``, ``category`` and any
+extra columns), which upstream files each split reads (so that a split whose file cannot be had is left out
+with a clear message while the others load), its parameters, licence and citations. Everything else
+(the ``datasets`` builder, the Hub export, ``list_configs``) reads this catalogue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .sources import UpstreamFile
+
+SPLITS = ("train", "validation", "test", "gen")
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A config parameter, e.g. the seed of a regenerated variant or the ``num``/``rep`` of a SCAN family."""
+
+    name: str
+    default: Any
+    help: str
+    choices: tuple | None = None
+
+    def check(self, config: str, value: Any) -> Any:
+        kind = type(self.default)
+        if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+            try:
+                value = kind(value)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"config {config!r}: parameter {self.name}={value!r} must be {kind.__name__} ({self.help})"
+                ) from None
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(
+                f"config {config!r}: parameter {self.name}={value!r} is not one of "
+                f"{', '.join(map(str, self.choices))} ({self.help})"
+            )
+        return value
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    """One loadable config.
+
+    ``generate(split, **params)`` yields rows in upstream order; ``sources(split, **params)`` lists the
+    upstream files that split reads (empty for pure generation). ``extra_features`` maps extra column names
+    to a ``datasets`` dtype string. ``hub_splits`` lists the splits that may be published in plain text
+    (SLOG's gen split may not).
+    """
+
+    name: str
+    description: str
+    family: str
+    license: str
+    citations: tuple[str, ...]
+    splits: tuple[str, ...]
+    generate: Callable[..., Iterable[Row]]
+    sources: Callable[..., list[UpstreamFile]] = lambda split, **params: []
+    params: tuple[Param, ...] = ()
+    extra_features: dict[str, str] = field(default_factory=dict)
+    hub_splits: tuple[str, ...] | None = None
+    notes: str = ""
+
+    def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
+        known = {p.name: p for p in self.params}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            accepted = ", ".join(known) if known else "none"
+            raise ValueError(
+                f"config {self.name!r} has no parameter {', '.join(unknown)}; it accepts: {accepted}"
+            )
+        return {name: p.check(self.name, given.get(name, p.default)) for name, p in known.items()}
+
+    def rows(self, split: str, **params: Any) -> Iterator[Row]:
+        if split not in self.splits:
+            raise ValueError(f"config {self.name!r} has no split {split!r}; splits: {', '.join(self.splits)}")
+        yield from self.generate(split, **self.resolve_params(params))
+
+    @property
+    def publishable_splits(self) -> tuple[str, ...]:
+        return self.splits if self.hub_splits is None else self.hub_splits
+
+
+_CONFIGS: dict[str, DatasetConfig] = {}
+
+
+def register(config: DatasetConfig) -> DatasetConfig:
+    if config.name in _CONFIGS:
+        raise ValueError(f"dataset config {config.name!r} registered twice")
+    bad = [s for s in config.splits if s not in SPLITS]
+    if bad:
+        raise ValueError(f"config {config.name!r}: split names {bad} are not among {SPLITS}")
+    _CONFIGS[config.name] = config
+    return config
+
+
+def _load_benchmark_modules() -> None:
+    # Importing a benchmark module registers its configs; kept lazy so `import hf_recogs` stays light.
+    from . import benchmarks  # noqa: F401
+
+
+def all_configs() -> dict[str, DatasetConfig]:
+    _load_benchmark_modules()
+    return dict(_CONFIGS)
+
+
+def get_config(name: str) -> DatasetConfig:
+    configs = all_configs()
+    if name not in configs:
+        raise ValueError(f"unknown hf_recogs config {name!r}; valid configs: {', '.join(sorted(configs))}")
+    return configs[name]
+
+
+def list_configs() -> dict[str, str]:
+    """Config name → one-line description, sorted by name."""
+    return {name: cfg.description for name, cfg in sorted(all_configs().items())}

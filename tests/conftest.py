@@ -1,0 +1,55 @@
+"""Test environment: offline Hugging Face libraries, a private HF_HOME, and the mirror when present.
+
+The variables are read by the HF libraries at import time, so they are set here, before any test imports them.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_HF_HOME = tempfile.mkdtemp(prefix="hf_recogs_test_home_")
+for _name, _value in {
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "HF_EVALUATE_OFFLINE": "1",
+    "HF_UPDATE_DOWNLOAD_COUNTS": "0",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "HF_HOME": _HF_HOME,
+}.items():
+    os.environ[_name] = _value
+
+ROOT = Path(__file__).resolve().parents[1]
+_DEFAULT_MIRROR = ROOT.parent / "shared" / "mirror"
+MIRROR = Path(os.environ.get("HF_RECOGS_MIRROR") or _DEFAULT_MIRROR)
+HAVE_MIRROR = (MIRROR / "MANIFEST.tsv").is_file()
+if HAVE_MIRROR:
+    os.environ["HF_RECOGS_MIRROR"] = str(MIRROR)
+else:
+    os.environ.pop("HF_RECOGS_MIRROR", None)
+
+needs_mirror = pytest.mark.skipif(
+    not HAVE_MIRROR,
+    reason=f"offline mirror not found at {MIRROR} (put the shared mirror there or set HF_RECOGS_MIRROR)",
+)
+
+
+@pytest.fixture
+def mirror() -> Path:
+    if not HAVE_MIRROR:
+        pytest.skip(f"offline mirror not found at {MIRROR}")
+    return MIRROR
+
+
+@pytest.fixture
+def no_mirror(monkeypatch):
+    """Run a test as a user without a mirror (loading logic tests use fixtures they write themselves)."""
+    monkeypatch.delenv("HF_RECOGS_MIRROR", raising=False)
+    from hf_recogs import sources
+
+    sources.fetch_bytes.cache_clear()
+    yield
+    sources.fetch_bytes.cache_clear()
