@@ -1,0 +1,203 @@
+"""Loading machinery on fixtures written here: verified sources, the datasets builder and the bare-name hook."""
+
+import gzip
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hf_recogs
+from hf_recogs import sources
+from hf_recogs.registry import DatasetConfig, Param, all_configs, register
+from hf_recogs.sources import ChecksumMismatch, SourceUnavailable, UpstreamFile
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+GOOD = b"Emma ate the cake .\teat . agent ( x _ 1 , Emma )\tin_distribution\nA dog ran .\tdog ( x _ 1 )\tgen_case\n"
+
+
+def upstream(path: str, content: bytes, with_sha256: bool = True) -> UpstreamFile:
+    git_blob = hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+    sha = hashlib.sha256(content).hexdigest() if with_sha256 else None
+    return UpstreamFile("fixture/repo", COMMIT, path, git_blob, sha, len(content))
+
+
+def put(mirror: Path, file: UpstreamFile, content: bytes, packed: bool = False) -> Path:
+    target = mirror / file.relpath
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if packed:
+        target = target.with_name(target.name + ".gz")
+        content = gzip.compress(content)
+    target.write_bytes(content)
+    return target
+
+
+@pytest.fixture
+def fixture_mirror(tmp_path, monkeypatch):
+    mirror = tmp_path / "mirror"
+    monkeypatch.setenv("HF_RECOGS_MIRROR", str(mirror))
+    monkeypatch.setenv("HF_RECOGS_CACHE", str(tmp_path / "cache"))
+    sources.fetch_bytes.cache_clear()
+    yield mirror
+    sources.fetch_bytes.cache_clear()
+
+
+def test_git_blob_sha1_matches_git():
+    # `git hash-object` is the authority for blob ids.
+    out = subprocess.run(["git", "hash-object", "--stdin"], input=GOOD, capture_output=True, check=True)
+    assert sources.git_blob_sha1(GOOD) == out.stdout.decode().strip()
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_mirror_file_is_verified_and_read(fixture_mirror, packed):
+    file = upstream("data/train.tsv", GOOD)
+    put(fixture_mirror, file, GOOD, packed=packed)
+    assert sources.read_tsv(file) == [
+        ["Emma ate the cake .", "eat . agent ( x _ 1 , Emma )", "in_distribution"],
+        ["A dog ran .", "dog ( x _ 1 )", "gen_case"],
+    ]
+
+
+@pytest.mark.parametrize("with_sha256", [True, False])
+def test_corrupt_and_truncated_files_are_refused(fixture_mirror, with_sha256):
+    file = upstream("data/train.tsv", GOOD, with_sha256=with_sha256)
+    put(fixture_mirror, file, GOOD.replace(b"cake", b"cafe"))
+    with pytest.raises(ChecksumMismatch) as err:
+        sources.fetch_bytes(file)
+    message = str(err.value)
+    assert "\n" not in message and file.url in message
+    assert (file.sha256 or file.git_blob) in message
+    sources.fetch_bytes.cache_clear()
+    put(fixture_mirror, file, GOOD[:-10])
+    with pytest.raises(ChecksumMismatch, match="truncated"):
+        sources.fetch_bytes(file)
+
+
+def test_offline_without_mirror_or_cache_names_the_fix(fixture_mirror):
+    file = upstream("data/missing.tsv", GOOD)
+    with pytest.raises(SourceUnavailable) as err:
+        sources.fetch_bytes(file)
+    message = str(err.value)
+    assert "\n" not in message
+    assert "HF_RECOGS_MIRROR" in message and file.url in message and file.sha256 in message
+
+
+def test_verified_cache_is_used_and_corrupt_cache_is_discarded(fixture_mirror, tmp_path):
+    file = upstream("data/cached.tsv", GOOD)
+    cached = tmp_path / "cache" / file.relpath
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(GOOD)
+    assert sources.fetch_bytes(file) == GOOD
+    sources.fetch_bytes.cache_clear()
+    cached.write_bytes(b"garbage")
+    with pytest.raises(SourceUnavailable):  # offline: the bad copy is dropped, never returned
+        sources.fetch_bytes(file)
+    assert not cached.exists()
+
+
+def test_registry_pins_every_upstream_file_with_a_checksum():
+    registry = sources._registry()
+    assert len(registry) > 300
+    assert all(f.git_blob or f.sha256 for f in registry.values())
+    cogs_train = sources.pinned("cogs", "data/train.tsv")
+    assert cogs_train.size == 4146574 and cogs_train.git_blob.startswith("eb101d57")
+    with pytest.raises(KeyError, match="not in hf_recogs/upstream_files.tsv"):
+        sources.pinned("cogs", "data/nope.tsv")
+
+
+# ---- the datasets builder, on fixture configs ---------------------------------------------------------
+
+TRAIN = upstream("fixture/train.tsv", GOOD)
+ABSENT = upstream("fixture/absent.tsv", b"never written\n")
+CALLS = {"n": 0}
+
+
+def _rows(split, upper):
+    CALLS["n"] += 1
+    for sentence, lf, category in sources.read_tsv(TRAIN):
+        yield {"input": sentence.upper() if upper else sentence, "output": lf, "category": category}
+
+
+def _fixture_sources(split, upper):
+    return [TRAIN] if split == "train" else [ABSENT]
+
+
+if "fixture_cfg" not in all_configs():
+    register(
+        DatasetConfig(
+            name="fixture_cfg",
+            description="A fixture config for loading tests.",
+            family="fixture",
+            license="MIT",
+            citations=("cogs",),
+            splits=("train", "gen"),
+            generate=_rows,
+            sources=_fixture_sources,
+            params=(Param("upper", False, "upper-case the input"),),
+        )
+    )
+
+
+@pytest.fixture
+def fixture_data(fixture_mirror):
+    put(fixture_mirror, TRAIN, GOOD)
+    CALLS["n"] = 0
+    return fixture_mirror
+
+
+def test_load_dataset_builds_once_then_reads_the_arrow_cache(fixture_data, tmp_path):
+    cache = tmp_path / "datasets"
+    first = hf_recogs.load_dataset("fixture_cfg", cache_dir=str(cache))
+    assert list(first) == ["train"]  # gen's upstream file is unavailable: left out, train still loads
+    assert first["train"]["input"] == ["Emma ate the cake .", "A dog ran ."]
+    assert first["train"].features["category"].dtype == "string"
+    assert CALLS["n"] == 1
+    again = hf_recogs.load_dataset("fixture_cfg", cache_dir=str(cache))
+    assert CALLS["n"] == 1, "second load must come from the Arrow cache"
+    assert again["train"][:] == first["train"][:]
+    upper = hf_recogs.load_dataset("fixture_cfg", upper=True, cache_dir=str(cache), split="train")
+    assert upper["input"][0] == "EMMA ATE THE CAKE ."
+
+
+def test_unavailable_split_gives_the_reason(fixture_data, tmp_path):
+    with pytest.raises(SourceUnavailable, match="split 'gen' of config 'fixture_cfg' is unavailable"):
+        hf_recogs.load_dataset("fixture_cfg", split="gen", cache_dir=str(tmp_path / "c"))
+
+
+def test_bad_names_and_parameters_get_clear_errors(fixture_data):
+    with pytest.raises(ValueError, match="valid configs: .*fixture_cfg"):
+        hf_recogs.load_dataset("no_such_config")
+    with pytest.raises(ValueError, match="has no parameter colour; it accepts: upper"):
+        hf_recogs.load_dataset("fixture_cfg", colour=1)
+    with pytest.raises(ValueError, match="has no split 'dev'"):
+        hf_recogs.load_dataset("fixture_cfg", split="dev")
+
+
+def test_bare_name_through_datasets(fixture_data, tmp_path, monkeypatch):
+    import datasets
+
+    monkeypatch.chdir(tmp_path)  # any working directory
+    loaded = datasets.load_dataset("hf_recogs", "fixture_cfg", cache_dir=str(tmp_path / "c"))
+    assert loaded["train"]["output"][0] == "eat . agent ( x _ 1 , Emma )"
+    assert "fixture_cfg" in datasets.get_dataset_config_names("hf_recogs")
+
+
+def test_list_configs_has_one_line_descriptions():
+    listed = hf_recogs.list_configs()
+    assert listed["fixture_cfg"] == "A fixture config for loading tests."
+    assert all(desc and "\n" not in desc for desc in listed.values())
+
+
+def test_import_is_light_and_hooks_datasets_later():
+    code = (
+        "import sys, hf_recogs; assert 'datasets' not in sys.modules, 'import hf_recogs pulled in datasets'; "
+        "import datasets.load, datasets.inspect; "
+        "assert datasets.load.dataset_module_factory._hf_recogs_wrapped; "
+        "assert datasets.inspect.dataset_module_factory._hf_recogs_wrapped; print('ok')"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/")
+    assert out.stdout.strip() == "ok", out.stderr
