@@ -79,7 +79,7 @@ def missing_split_reason(spec: DatasetConfig, split: str, params: dict) -> str |
         try:
             fetch_bytes(file)
         except SourceUnavailable as err:
-            return f"split {split!r} of config {spec.name!r} is unavailable: {err}"
+            return f"split {split!r} of config {spec.name!r} is unavailable: {str(err).removeprefix('hf_recogs: ')}"
     return None
 
 
@@ -121,7 +121,7 @@ class HfRecogs(datasets.GeneratorBasedBuilder):
         for split in spec.splits:
             reason = missing_split_reason(spec, split, params)
             if reason:
-                logger.warning("hf_recogs: leaving out %s", reason)
+                logger.warning("hf_recogs: %s (the other splits still load)", reason)
                 continue
             generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "params": params}))
         if not generators:
