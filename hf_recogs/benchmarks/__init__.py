@@ -1,3 +1,3 @@
 """Benchmark modules; importing one registers its configs in ``hf_recogs.registry``."""
 
-from . import cogs, scan, slog  # noqa: F401
+from . import cogs, scan, slog, sygns  # noqa: F401
