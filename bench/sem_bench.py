@@ -1,0 +1,279 @@
+"""Benchmark: our SEM (hf_recogs.logical_forms.sem_match) against a brute-force checker, in the same run.
+
+Why: SEM.md §2 shows the reference checker is exponential (one ReCOGS gen item took 18 s and 5 GB); the
+project claims an exact checker that is much faster on real data and stays in milliseconds on adversarial
+inputs. This script measures both claims and checks that the two checkers agree on every decided pair.
+
+Data: ReCOGS_pos gen (21,000 gold LFs, read from the offline mirror: HF_RECOGS_MIRROR or ../shared/mirror).
+- matching pairs: gold vs a copy with variables renamed by a random bijection and conjuncts shuffled;
+- corrupted pairs: the same copy with one minimal corruption (one variable occurrence redirected, two
+  argument tokens swapped, the two arguments of one atom swapped, or one label replaced). A corruption that
+  happens to be a renaming after all (the brute force finds a map) is reported, not counted as "must fail".
+- adversarial: the repeated-noun PP chain of SEM.md §6 (n = 5…30) and its non-isomorphic variant.
+
+The brute force is the reference's approach made bijective: a variable's candidates are the gold variables
+with the same signature (sorted labels of the atoms it occurs in, positions ignored); it walks the product
+of candidate lists lazily, skips non-injective maps and stops at the first map that makes the atom multisets
+equal. A per-pair time budget (--budget) makes it give up; such pairs are reported as undecided.
+
+    python bench/sem_bench.py               # full run
+    python bench/sem_bench.py --limit 2000  # a quick subset
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+_ATOM = re.compile(r"^(\*?[\w.]+)\(([^(),]+)(?:,([^(),]+))?\)$")
+
+
+# --------------------------------------------------------------------------------------------------
+# Brute force (independent of hf_recogs' parser)
+
+
+def bf_parse(lf: str):
+    """ReCOGS-format atoms as (label, args); None if malformed. Variables are digit strings."""
+    text = re.sub(r"\s+", "", lf)
+    text = text.replace(";", " AND ")
+    out = []
+    for conj in text.split("AND"):
+        m = _ATOM.match(conj.strip())
+        if not m:
+            return None
+        out.append((m.group(1), tuple(a for a in m.groups()[1:] if a is not None)))
+    return out
+
+
+def brute_force(pred: str, gold: str, budget: float, style: str = "lazy", max_maps: int = 1_000_000) -> bool | None:
+    """True/False, or None when the budget (seconds of CPU time) ran out before a verdict.
+
+    style "lazy" walks the candidate product as a generator (the strongest straightforward variant);
+    "reference" first materialises it as a list, as the ReCOGS checker does (SEM.md §2.1 step 4), and gives
+    up at once (None, no time charged) when it would exceed ``max_maps`` maps."""
+    pa, ga = bf_parse(pred), bf_parse(gold)
+    if pa is None or ga is None or len(pa) != len(ga):
+        return False
+    def sigs(atoms):
+        sig: dict[str, list[str]] = {}
+        for label, args in atoms:
+            for a in args:
+                if a.isdigit():
+                    sig.setdefault(a, []).append(label.split(".")[-1].lstrip("*"))
+        return {v: tuple(sorted(s)) for v, s in sig.items()}
+    sp, sg = sigs(pa), sigs(ga)
+    if len(sp) != len(sg):
+        return False
+    by_sig: dict[tuple, list[str]] = {}
+    for v, s in sg.items():
+        by_sig.setdefault(s, []).append(v)
+    pvars = list(sp)
+    cands = [by_sig.get(sp[v], []) for v in pvars]
+    if any(not c for c in cands):
+        return False
+    target = Counter(ga)
+    n = len(pvars)
+    start = time.process_time()
+    maps = itertools.product(*cands)
+    if style == "reference":
+        size = 1
+        for c in cands:
+            size *= len(c)
+        if size > max_maps:
+            return None
+        maps = list(maps)
+    for i, image in enumerate(maps):
+        if i & 4095 == 4095 and time.process_time() - start > budget:
+            return None
+        if len(set(image)) != n:
+            continue
+        m = dict(zip(pvars, image))
+        if Counter((label, tuple(m.get(a, a) for a in args)) for label, args in pa) == target:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------------
+# Data
+
+
+def rename_shuffle(lf: str, rng: random.Random) -> str:
+    nums = sorted(set(re.findall(r"\b\d+\b", lf)), key=int)
+    new = dict(zip(nums, map(str, rng.sample(range(max(50, 3 * len(nums))), len(nums)))))
+    conj = re.sub(r"\b\d+\b", lambda m: new[m.group()], lf).replace(" ; ", " AND ").split(" AND ")
+    rng.shuffle(conj)
+    return " AND ".join(conj)
+
+
+def corrupt(lf: str, rng: random.Random, kind: int) -> str:
+    """One minimal change to a ReCOGS LF (then renamed and shuffled, so never string-equal)."""
+    conj = lf.replace(" ; ", " AND ").split(" AND ")
+    nums = sorted(set(re.findall(r"\b\d+\b", lf)), key=int)
+    binary = [i for i, c in enumerate(conj) if "," in c]
+    if kind == 0 and len(nums) > 1:  # one occurrence of a variable redirected to another variable
+        i = rng.randrange(len(conj))
+        toks = conj[i].split()
+        pos = [j for j, t in enumerate(toks) if t.isdigit()]
+        j = rng.choice(pos)
+        toks[j] = rng.choice([n for n in nums if n != toks[j]])
+        conj[i] = " ".join(toks)
+    elif kind == 1 and len(binary) > 1:  # two argument tokens of different atoms swapped
+        i, k = rng.sample(binary, 2)
+        ti, tk = conj[i].split(), conj[k].split()
+        slots = [(x, j) for x, toks in ((0, ti), (1, tk)) for j, t in enumerate(toks) if t.isdigit()]
+        a = rng.choice([j for x, j in slots if x == 0])
+        options = [j for x, j in slots if x == 1 and tk[j] != ti[a]] or [j for x, j in slots if x == 1]
+        b = rng.choice(options)
+        ti[a], tk[b] = tk[b], ti[a]
+        conj[i], conj[k] = " ".join(ti), " ".join(tk)
+    elif kind == 2 and binary:  # arguments of one binary atom swapped
+        i = rng.choice(binary)
+        m = re.match(r"^(.*) \( (\d+) , (\d+) \)$", conj[i])
+        conj[i] = f"{m.group(1)} ( {m.group(3)} , {m.group(2)} )"
+    else:  # one role label replaced
+        roles = ["agent", "theme", "recipient", "ccomp", "xcomp"]
+        i = rng.choice(binary) if binary else rng.randrange(len(conj))
+        label = conj[i].split(" ( ")[0]
+        if label in roles:
+            conj[i] = conj[i].replace(label, rng.choice([r for r in roles if r != label]), 1)
+        else:
+            conj[i] = "* " + conj[i] if not conj[i].startswith("*") else conj[i][2:]
+    return rename_shuffle(" AND ".join(conj), rng)
+
+
+def pp_chain(n: int, variant: str = "chain") -> str:
+    rooms = [3 * (i + 1) for i in range(n)]
+    if variant == "cycle":
+        edges = [(rooms[0], rooms[-1])] + [(rooms[i], rooms[i + 1]) for i in range(1, n - 2)] + [(rooms[n - 2], rooms[1])]
+    else:
+        edges = list(itertools.pairwise(rooms))
+    prefix = ["Emma ( 0 )"] + [f"* room ( {r} )" for r in rooms]
+    body = ["see ( 1 )", "agent ( 1 , 0 )", f"theme ( 1 , {rooms[0]} )"] + [f"nmod . in ( {a} , {b} )" for a, b in edges]
+    return " ; ".join(prefix) + " ; " + " AND ".join(body)
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def timed(fn, pairs):
+    wall, cpu = time.perf_counter(), time.process_time()
+    out = [fn(p, g) for p, g in pairs]
+    return out, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--limit", type=int, default=None, help="use only the first N gold LFs of gen")
+    ap.add_argument("--budget", type=float, default=2.0, help="brute-force CPU seconds per pair (default 2)")
+    ap.add_argument("--bf-style", choices=["lazy", "reference"], default="lazy",
+                    help="lazy: generator with early exit (default); reference: materialise the product first")
+    ap.add_argument("--bf-max-maps", type=int, default=1_000_000,
+                    help="reference style: larger products are reported undecided without being tried")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--adv-max", type=int, default=30, help="largest n of the adversarial family (default 30)")
+    ap.add_argument("--adv-repeats", type=int, default=5)
+    args = ap.parse_args(argv)
+
+    mirror = Path(os.environ.get("HF_RECOGS_MIRROR") or ROOT.parent / "shared" / "mirror")
+    if not (mirror / "MANIFEST.tsv").is_file():
+        print(f"sem_bench: no offline mirror at {mirror}; set HF_RECOGS_MIRROR to the mirror folder "
+              "(it must hold frankaging/ReCOGS/<commit>/recogs_positional_index/gen.tsv)", file=sys.stderr)
+        return 2
+    os.environ["HF_RECOGS_MIRROR"] = str(mirror)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from hf_recogs import logical_forms as L
+    from hf_recogs.sources import pinned, read_tsv
+
+    rows = read_tsv(pinned("recogs", "recogs_positional_index/gen.tsv"))
+    if args.limit:
+        rows = rows[: args.limit]
+    golds = [r[1] for r in rows]
+    rng = random.Random(args.seed)
+    matching = [(rename_shuffle(g, rng), g) for g in golds]
+    corrupted = [(corrupt(g, rng, i % 4), g) for i, g in enumerate(golds)]
+    load0 = os.getloadavg()
+    print(f"sem_bench: {len(golds)} ReCOGS_pos gen golds; python {sys.version.split()[0]}; "
+          f"{os.cpu_count()} CPUs; load average at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+
+    results = {}
+    for name, pairs in (("matching", matching), ("corrupted", corrupted)):
+        L.clear_cache()
+        ours, w_cold, c_cold = timed(L.sem_match, pairs)
+        _, _, c_warm = timed(L.sem_match, pairs)
+        bf, w_bf, c_bf = timed(lambda p, g: brute_force(p, g, args.budget, args.bf_style, args.bf_max_maps), pairs)
+        results[name] = (ours, bf, c_cold, c_warm, c_bf, w_cold, w_bf)
+
+    print("\n== ReCOGS_pos gen: our SEM vs brute force (same run; CPU seconds, wall in brackets) ==")
+    tot_ours = tot_bf = 0.0
+    total = 0
+    for name, (ours, bf, c_cold, c_warm, c_bf, w_cold, w_bf) in results.items():
+        n = len(ours)
+        total += n
+        tot_ours += c_cold
+        tot_bf += c_bf
+        undecided = sum(v is None for v in bf)
+        agree = sum(o == b for o, b in zip(ours, bf) if b is not None)
+        disagree = [(i, o, b) for i, (o, b) in enumerate(zip(ours, bf)) if b is not None and o != b]
+        print(f"{name:9s} n={n}: ours True={sum(ours)}  brute force True={sum(v is True for v in bf)} "
+              f"False={sum(v is False for v in bf)} undecided={undecided}")
+        print(f"          ours cold cache {n / c_cold:9.0f} pairs/s ({c_cold:.2f} s [{w_cold:.2f}]), "
+              f"warm {n / c_warm:9.0f} pairs/s; brute force {n / c_bf:9.0f} pairs/s ({c_bf:.2f} s [{w_bf:.2f}]); "
+              f"ratio {c_bf / c_cold:.1f}x")
+        print(f"          verdicts agree on {agree}/{n - undecided} decided pairs; disagreements: {len(disagree)}")
+        for i, o, b in disagree[:5]:
+            pairs = matching if name == "matching" else corrupted
+            print(f"            ours={o} bf={b}: {pairs[i][0]!r} vs {pairs[i][1]!r}")
+        if name == "corrupted":
+            print(f"          corruptions that are renamings after all (brute force True): {sum(v is True for v in bf)}")
+    print(f"all      n={total}: ours {total / tot_ours:.0f} pairs/s, brute force {total / tot_bf:.0f} pairs/s, "
+          f"ratio {tot_bf / tot_ours:.1f}x (brute force style {args.bf_style}, budget {args.budget:g} s per pair"
+          + (f", at most {args.bf_max_maps} maps" if args.bf_style == "reference" else "") + ")")
+
+    print("\n== Adversarial PP chains (SEM.md §6): ms per pair, cold cache, median / max of "
+          f"{args.adv_repeats} ==")
+    print(f"{'n':>3} {'match med':>10} {'match max':>10} {'non-iso med':>12} {'non-iso max':>12}")
+    worst = 0.0
+    for n in range(5, args.adv_max + 1):
+        gold = pp_chain(n)
+        cells = []
+        for variant, expect in (("chain", True), ("cycle", False)):
+            times = []
+            for _ in range(args.adv_repeats):
+                pred = rename_shuffle(pp_chain(n, variant), rng)
+                L.clear_cache()
+                t = time.process_time()
+                verdict = L.sem_match(pred, gold)
+                times.append((time.process_time() - t) * 1000)
+                assert verdict is expect, (n, variant)
+            cells += [statistics.median(times), max(times)]
+            worst = max(worst, max(times))
+        print(f"{n:>3} {cells[0]:>10.2f} {cells[1]:>10.2f} {cells[2]:>12.2f} {cells[3]:>12.2f}")
+    print(f"max single adversarial pair: {worst:.2f} ms")
+    print("brute force on the same family (budget per pair):")
+    for n in range(5, 11):
+        row = []
+        for variant in ("chain", "cycle"):
+            pred = rename_shuffle(pp_chain(n, variant), rng)
+            t = time.process_time()
+            v = brute_force(pred, pp_chain(n), args.budget, args.bf_style, args.bf_max_maps)
+            row.append(f"{variant}: {'undecided' if v is None else v} in {(time.process_time() - t) * 1000:.1f} ms")
+        print(f"  n={n}: " + "; ".join(row))
+    load1 = os.getloadavg()
+    print(f"\nload average at end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} (shared machine: CPU seconds are "
+          "reported because wall time includes waiting for a core)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Semantic Exact Match (SEM) for COGS / ReCOGS / SLOG logical forms, as an `evaluate` metric.
+
+A thin wrapper: the logic lives in ``hf_recogs.logical_forms`` (evaluate copies only this file into its
+module cache, so the package is imported as an ordinary library). See README.md for the metric card.
+"""
+
+import datasets
+import evaluate
+
+from hf_recogs.citations import CITATIONS
+from hf_recogs.logical_forms import exact_match, sem_match
+
+_DESCRIPTION = "SEM: a bijection of variables makes the two multisets of atoms equal (order- and renaming-invariant)."
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (list of str): predicted logical forms.
+    references (list of str): gold logical forms.
+    categories (list of str, optional, compute kwarg): a category per item, for per-category means.
+    fmt (str, optional, compute kwarg): "auto" (default), "cogs", "recogs" or "token_removal".
+Returns:
+    sem_match (float), exact_match (float, whitespace-normalised string EM), n (int), and with categories
+    per_category: {category: {"sem_match", "exact_match", "n"}}.
+Examples:
+    >>> m = evaluate.load("sem_match")
+    >>> m.compute(predictions=["cat ( 7 ) AND run ( 2 ) AND agent ( 2 , 7 )"],
+    ...           references=["cat ( 1 ) ; run ( 2 ) AND agent ( 2 , 1 )"])
+    {'sem_match': 1.0, 'exact_match': 0.0, 'n': 1}
+"""
+
+
+def _check(name, values, n=None):
+    if not isinstance(values, (list, tuple)):
+        raise ValueError(f"sem_match: {name} must be a list of strings, got {type(values).__name__}")  # noqa: TRY004
+    bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
+    if bad is not None:
+        raise ValueError(f"sem_match: {name}[{bad}] is {type(values[bad]).__name__}, not str")
+    if n is not None and len(values) != n:
+        raise ValueError(f"sem_match: {len(values)} {name} for {n} predictions; lengths must match")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class SemMatch(evaluate.Metric):
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION, citation=CITATIONS["recogs"],
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+        )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """evaluate's add_batch, after checking types and lengths (evaluate checks only the first item)."""
+        _check("predictions", predictions)
+        _check("references", references, len(predictions))
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """evaluate's add, after checking types."""
+        _check("prediction", [prediction])
+        _check("reference", [reference])
+        return super().add(prediction=prediction, reference=reference, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, categories=None, **kwargs):
+        """Validate the inputs (one-line ValueErrors), then evaluate's compute; categories is a kwarg."""
+        if predictions is not None or references is not None:
+            _check("predictions", predictions)
+            _check("references", references, len(predictions))
+            if categories is not None:
+                _check("categories", categories, len(predictions))
+        return super().compute(predictions=predictions, references=references, categories=categories, **kwargs)
+
+    def _compute(self, predictions, references, categories=None, fmt="auto"):
+        if categories is not None and len(categories) != len(predictions):
+            raise ValueError(f"sem_match: {len(categories)} categories for {len(predictions)} predictions")
+        sem = [sem_match(p, r, fmt) for p, r in zip(predictions, references)]
+        em = [exact_match(p, r) for p, r in zip(predictions, references)]
+        out = {"sem_match": sum(sem) / len(sem) if sem else 0.0, "exact_match": sum(em) / len(em) if em else 0.0,
+               "n": len(sem)}
+        if categories is not None:
+            groups = {}
+            for c, s, e in zip(categories, sem, em):
+                groups.setdefault(c, []).append((s, e))
+            out["per_category"] = {c: {"sem_match": sum(s for s, _ in v) / len(v),
+                                       "exact_match": sum(e for _, e in v) / len(v), "n": len(v)}
+                                   for c, v in sorted(groups.items())}
+        return out
