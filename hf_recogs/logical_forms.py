@@ -427,6 +427,9 @@ def _compile(tokens: list[str], fmt: str) -> _Form:
         binders[tokens[i + 1]] = len(binders)
         i += 3
     body = tokens[i:] if i else tokens
+    if not binders and len(body) > 1 and body[0] == ";":
+        # An empty definite prefix: ReCOGS cogs_concat train writes 127 gold LFs as " ; body".
+        body = body[1:]
     form.binders = tuple(binders)
     if not body:
         raise _Fail("bad_lambda", "lambda prefix without a body")

@@ -656,3 +656,12 @@ def test_real_formats_parse_and_match_themselves():
         for row in rows[:: max(1, len(rows) // 2000)] + [r for r in rows if r[2] == "primitive"]:
             assert parse(row[1]), (path, row, parse(row[1]))
             _slow_equals_fast(row[1])
+
+
+def test_empty_definite_prefix_of_cogs_concat_gold_is_accepted():
+    # ReCOGS cogs_concat train writes 127 gold LFs with no definites as " ; <body>" (BENCHMARKS §2.3).
+    gold = " ; tolerate . agent ( x _ 1 , Emma ) AND cat ( x _ 4 )"
+    assert sem_match(gold, gold)
+    assert sem_match(gold, "cat ( x _ 9 ) AND tolerate . agent ( x _ 2 , Emma )")
+    assert not sem_match(gold, " ; tolerate . agent ( x _ 1 , Emma ) AND dog ( x _ 4 )")
+    assert not sem_match(";", ";") and not sem_match("; ;", "; ;")
