@@ -6,14 +6,18 @@ from __future__ import annotations
 import itertools
 import random
 import re
+import sys
 from collections import Counter
 
 import pytest
-from conftest import needs_mirror
+from conftest import ROOT, needs_mirror
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hf_recogs import logical_forms as L
+
+sys.path.insert(0, str(ROOT / "bench"))
+from sem_bench import pp_chain  # noqa: E402  (the adversarial family of SEM.md §6; the benchmark times it)
 from hf_recogs.logical_forms import (
     Constant,
     LogicalFormError,
@@ -578,19 +582,6 @@ def test_fast_parser_is_a_faithful_shortcut_examples():
 
 # --------------------------------------------------------------------------------------------------
 # §6 adversarial family (no timing assertions: the machine is shared; bench/sem_bench.py times it)
-
-
-def pp_chain(n: int, variant: str = "chain") -> str:
-    """`Emma saw the room in the room …` with n rooms (SEM.md §6); variant "cycle" keeps every reference
-    signature but links the first room to the last and closes the middle rooms into a cycle."""
-    rooms = [3 * (i + 1) for i in range(n)]
-    if variant == "cycle":
-        edges = [(rooms[0], rooms[-1])] + [(rooms[i], rooms[i + 1]) for i in range(1, n - 2)] + [(rooms[n - 2], rooms[1])]
-    else:
-        edges = list(itertools.pairwise(rooms))
-    prefix = ["Emma ( 0 )"] + [f"* room ( {r} )" for r in rooms]
-    body = ["see ( 1 )", "agent ( 1 , 0 )", f"theme ( 1 , {rooms[0]} )"] + [f"nmod . in ( {a} , {b} )" for a, b in edges]
-    return " ; ".join(prefix) + " ; " + " AND ".join(body)
 
 
 def rename_shuffle(lf: str, rng: random.Random) -> str:

@@ -267,12 +267,10 @@ def _aheapsort(keys: Sequence, t: list[int], lo: int, n: int) -> None:
     def seta(i: int, value: int) -> None:
         t[lo + i - 1] = value
 
-    l = n >> 1
-    while l > 0:
-        tmp = a(l)
-        i, j = l, l << 1
-        while j <= n:
-            if j < n and keys[a(j)] < keys[a(j + 1)]:
+    def sift_down(i: int, tmp: int, size: int) -> None:
+        j = i << 1
+        while j <= size:
+            if j < size and keys[a(j)] < keys[a(j + 1)]:
                 j += 1
             if keys[tmp] < keys[a(j)]:
                 seta(i, a(j))
@@ -281,22 +279,14 @@ def _aheapsort(keys: Sequence, t: list[int], lo: int, n: int) -> None:
             else:
                 break
         seta(i, tmp)
-        l -= 1
+
+    for l in range(n >> 1, 0, -1):
+        sift_down(l, a(l), n)
     while n > 1:
         tmp = a(n)
         seta(n, a(1))
         n -= 1
-        i, j = 1, 2
-        while j <= n:
-            if j < n and keys[a(j)] < keys[a(j + 1)]:
-                j += 1
-            if keys[tmp] < keys[a(j)]:
-                seta(i, a(j))
-                i = j
-                j += j
-            else:
-                break
-        seta(i, tmp)
+        sift_down(1, tmp, n)
 
 
 def introsort_argsort(keys: Sequence, depth_limit: int | None = None) -> list[int]:

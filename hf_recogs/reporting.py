@@ -1,0 +1,356 @@
+"""Results of training runs: per-split/per-category scores, predictions files, plots, multi-seed aggregates
+with bootstrapped confidence intervals, and the model card.
+
+Scores in ``results.json`` are fractions in [0, 1]; tables, plots and ``aggregate.json`` use percent, as the
+ReCOGS paper does. Lexical vs structural follows the COGS README / ReCOGS paper (BENCHMARKS §1.3): the three
+structural gen categories are ``obj_pp_to_subj_pp``, ``cp_recursion`` and ``pp_recursion``; the other 18 are
+lexical. ``lexical_15`` is the ReCOGS reference code's ``lex_acc`` (lexical minus the three proper-noun
+categories), reported for comparison with its logs (RESULTS §1.3/§2.3).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+STRUCTURAL = ("obj_pp_to_subj_pp", "cp_recursion", "pp_recursion")
+PROPER_LOGGED_SEPARATELY = ("subj_to_obj_proper", "prim_to_obj_proper", "prim_to_subj_proper")
+COGS_GEN_CATEGORIES = (
+    "subj_to_obj_common", "subj_to_obj_proper", "obj_to_subj_common", "obj_to_subj_proper",
+    "prim_to_subj_common", "prim_to_subj_proper", "prim_to_obj_common", "prim_to_obj_proper", "prim_to_inf_arg",
+    "obj_pp_to_subj_pp", "cp_recursion", "pp_recursion", "active_to_passive", "passive_to_active",
+    "obj_omitted_transitive_to_transitive", "unacc_to_transitive", "do_dative_to_pp_dative",
+    "pp_dative_to_do_dative", "only_seen_as_transitive_subj_as_unacc_subj",
+    "only_seen_as_unacc_subj_as_obj_omitted_transitive_subj", "only_seen_as_unacc_subj_as_unerg_subj",
+)
+GROUPS = ("lexical", "structural", "lexical_15")
+
+
+def groups_of(category: str) -> tuple[str, ...]:
+    """The groups a COGS gen category belongs to (empty for other categories)."""
+    if category not in COGS_GEN_CATEGORIES:
+        return ()
+    if category in STRUCTURAL:
+        return ("structural",)
+    if category in PROPER_LOGGED_SEPARATELY:
+        return ("lexical",)
+    return ("lexical", "lexical_15")
+
+
+def _score(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    n = len(items)
+    out: dict[str, Any] = {"n": n, "exact_match": sum(r["exact"] for r in items) / n if n else None}
+    sems = [r["sem"] for r in items if r.get("sem") is not None]
+    out["sem_match"] = sum(sems) / len(sems) if sems and len(sems) == n else None
+    return out
+
+
+def summarize(records: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
+    """Overall, per-category and (for COGS gen categories) per-group scores of one split's records."""
+    summary = _score(records)
+    summary["primary"] = "sem_match" if metric == "sem" else "exact_match"
+    by_cat: dict[str, list] = defaultdict(list)
+    for r in records:
+        by_cat[r["category"]].append(r)
+    summary["per_category"] = {c: _score(by_cat[c]) for c in sorted(by_cat)}
+    by_group: dict[str, list] = defaultdict(list)
+    if by_cat and all(c in COGS_GEN_CATEGORIES for c in by_cat):
+        for r in records:
+            for g in groups_of(r["category"]):
+                by_group[g].append(r)
+    summary["groups"] = {g: _score(by_group[g]) for g in GROUPS if by_group.get(g)}
+    return summary
+
+
+def write_predictions(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def write_json(path: Path, data: Any) -> None:
+    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def one_line(results: dict[str, Any]) -> str:
+    parts = []
+    for split, s in results["splits"].items():
+        key = s["primary"]
+        parts.append(f"{split} {key.replace('_match', '')} {_pct(s[key])}% (n={s['n']})")
+        for g, gs in s.get("groups", {}).items():
+            if g != "lexical_15":
+                parts.append(f"{split}/{g} {_pct(gs[key])}%")
+    return "; ".join(parts) or "no evaluation splits"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Plots
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _category_split(results: dict[str, Any]) -> str | None:
+    splits = results["splits"]
+    if "gen" in splits:
+        return "gen"
+    return max(splits, key=lambda s: len(splits[s]["per_category"]), default=None)
+
+
+def plot_per_category(results: dict[str, Any], path: Path) -> None:
+    """Bar chart of the primary metric per category of the gen split (or the split with most categories)."""
+    plt = _plt()
+    split = _category_split(results)
+    fig_w = 6
+    if split is None:
+        fig, ax = plt.subplots(figsize=(fig_w, 2))
+        ax.text(0.5, 0.5, "no evaluation splits", ha="center")
+        ax.axis("off")
+    else:
+        s = results["splits"][split]
+        key = s["primary"]
+        cats = list(s["per_category"])
+        values = [100 * (s["per_category"][c][key] or 0) for c in cats]
+        colors = ["tab:red" if c in STRUCTURAL else "tab:blue" for c in cats]
+        fig_w = max(6, 0.35 * len(cats) + 2)
+        fig, ax = plt.subplots(figsize=(fig_w, 4.5))
+        ax.bar(range(len(cats)), values, color=colors)
+        ax.set_xticks(range(len(cats)), cats, rotation=75, ha="right", fontsize=7)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel(f"{key.replace('_', ' ')} (%)")
+        others = ", ".join(f"{sp} {_pct(results['splits'][sp][key])}" for sp in results["splits"])
+        ax.set_title(f"{results['dataset']} · {results['arch']} · seed {results['seed']} · {split} per category\n"
+                     f"overall: {others}", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Aggregation over seeds
+
+
+def bootstrap_ci(values: Sequence[float], n_boot: int = 10_000, confidence: float = 0.95, seed: int = 0):
+    """Percentile bootstrap CI of the mean: resample the values (one per run) with replacement ``n_boot`` times.
+
+    Returns ``(low, high)``; a single value gives ``(value, value)``. Deterministic (fixed ``seed``).
+    """
+    import numpy as np
+
+    x = np.asarray([v for v in values if v is not None], dtype=float)
+    if x.size == 0:
+        return (None, None)
+    if x.size == 1:
+        return (float(x[0]), float(x[0]))
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return (float(low), float(high))
+
+
+def _stats(values: list[float | None]) -> dict[str, Any]:
+    vals = [v for v in values if v is not None]
+    low, high = bootstrap_ci(vals)
+    mean = sum(vals) / len(vals) if vals else None
+    r = lambda v: None if v is None else round(v, 4)  # noqa: E731
+    return {"mean": r(mean), "ci_low": r(low), "ci_high": r(high), "values": [r(v) for v in values]}
+
+
+def aggregate(results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean and bootstrapped 95 % CI over seeds (in percent) for every split, category and group."""
+    if not results_list:
+        raise ValueError("aggregate needs at least one result")
+    seeds = [r["seed"] for r in results_list]
+    out: dict[str, Any] = {
+        "dataset": results_list[0]["dataset"],
+        "arch": results_list[0]["arch"],
+        "metric": results_list[0]["metric"],
+        "seeds": seeds,
+        "ci": "percentile bootstrap over runs, 10,000 resamples, 95 %",
+        "splits": {},
+    }
+    split_names = []
+    for r in results_list:
+        split_names += [s for s in r["splits"] if s not in split_names]
+    for split in split_names:
+        present = [r["splits"].get(split) for r in results_list]
+        key = next(p["primary"] for p in present if p)
+
+        def pct(d, k=key):
+            return None if d is None or d.get(k) is None else 100 * d[k]
+
+        cats, groups = [], []
+        for p in present:
+            if p:
+                cats += [c for c in p["per_category"] if c not in cats]
+                groups += [g for g in p.get("groups", {}) if g not in groups]
+        out["splits"][split] = {
+            "primary": key,
+            "overall": _stats([pct(p) for p in present]),
+            "groups": {g: _stats([pct(p and p.get("groups", {}).get(g)) for p in present]) for g in groups},
+            "per_category": {c: _stats([pct(p and p["per_category"].get(c)) for p in present]) for c in cats},
+        }
+        if key == "sem_match":  # exact match alongside, for comparison with EM-based tables
+            out["splits"][split]["overall_exact_match"] = _stats([pct(p, "exact_match") for p in present])
+    return out
+
+
+def _fmt(stats: dict[str, Any]) -> tuple[str, str, str]:
+    f = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
+    return f(stats["mean"]), f"[{f(stats['ci_low'])}, {f(stats['ci_high'])}]", ", ".join(f(v) for v in stats["values"])
+
+
+def aggregate_markdown(agg: dict[str, Any]) -> str:
+    lines = [
+        f"# {agg['dataset']} · {agg['arch']} · {len(agg['seeds'])} seeds ({', '.join(map(str, agg['seeds']))})",
+        "",
+        f"Metric: {agg['metric']} (percent). Mean over seeds with a {agg['ci']} confidence interval.",
+        "Groups: structural = obj_pp_to_subj_pp, cp_recursion, pp_recursion; lexical = the other 18 gen "
+        "categories; lexical_15 = lexical without the three proper-noun categories (ReCOGS code's `lex_acc`).",
+    ]
+    for split, s in agg["splits"].items():
+        lines += ["", f"## {split} ({s['primary']})", "", "| | mean | 95 % CI | per seed |", "|---|---|---|---|"]
+        lines.append("| **overall** | " + " | ".join(_fmt(s["overall"])) + " |")
+        if "overall_exact_match" in s:
+            lines.append("| overall (exact match) | " + " | ".join(_fmt(s["overall_exact_match"])) + " |")
+        for g, st in s["groups"].items():
+            lines.append(f"| *{g}* | " + " | ".join(_fmt(st)) + " |")
+        if len(s["per_category"]) > 1:
+            for c, st in s["per_category"].items():
+                lines.append(f"| {c} | " + " | ".join(_fmt(st)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_aggregate(agg: dict[str, Any], path: Path) -> None:
+    plt = _plt()
+    split = "gen" if "gen" in agg["splits"] else max(agg["splits"], key=lambda s: len(agg["splits"][s]["per_category"]))
+    s = agg["splits"][split]
+    rows = [("overall", s["overall"])] + list(s["groups"].items()) + list(s["per_category"].items())
+    names = [r[0] for r in rows]
+    means = [r[1]["mean"] or 0 for r in rows]
+    err = [[m - (r[1]["ci_low"] if r[1]["ci_low"] is not None else m) for m, r in zip(means, rows)],
+           [(r[1]["ci_high"] if r[1]["ci_high"] is not None else m) - m for m, r in zip(means, rows)]]
+    colors = ["black"] + ["tab:gray"] * len(s["groups"]) + [
+        "tab:red" if c in STRUCTURAL else "tab:blue" for c in s["per_category"]]
+    fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(rows) + 2), 4.5))
+    ax.bar(range(len(rows)), means, yerr=err, color=colors, capsize=2)
+    ax.set_xticks(range(len(rows)), names, rotation=75, ha="right", fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel(f"{s['primary'].replace('_', ' ')} (%)")
+    ax.set_title(f"{agg['dataset']} · {agg['arch']} · {split} · mean of {len(agg['seeds'])} seeds, 95 % bootstrap CI",
+                 fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_aggregate(out_dir: Path, results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out_dir = Path(out_dir)
+    agg = aggregate(results_list)
+    write_json(out_dir / "aggregate.json", agg)
+    (out_dir / "aggregate.md").write_text(aggregate_markdown(agg), encoding="utf-8")
+    if agg["splits"]:
+        plot_aggregate(agg, out_dir / "aggregate.png")
+    return agg
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Model card
+
+# model_cards/ ships inside the package as hf_recogs.model_cards (see pyproject's package-dir).
+TEMPLATE = Path(str(resources.files("hf_recogs.model_cards") / "template.md"))
+
+
+def _citation_keys(dataset: str) -> list[str]:
+    from .registry import get_config
+
+    try:
+        return list(get_config(dataset).citations)
+    except Exception:
+        return []
+
+
+def _results_table(results: dict[str, Any]) -> str:
+    lines = ["| split | category | n | SEM (%) | exact match (%) |", "|---|---|---|---|---|"]
+    for split, s in results["splits"].items():
+        lines.append(f"| {split} | **all** | {s['n']} | {_pct(s['sem_match'])} | {_pct(s['exact_match'])} |")
+        for g, gs in s.get("groups", {}).items():
+            lines.append(f"| {split} | *{g}* | {gs['n']} | {_pct(gs['sem_match'])} | {_pct(gs['exact_match'])} |")
+        if len(s["per_category"]) > 1:
+            for c, cs in s["per_category"].items():
+                lines.append(f"| {split} | {c} | {cs['n']} | {_pct(cs['sem_match'])} | {_pct(cs['exact_match'])} |")
+    return "\n".join(lines)
+
+
+def render_model_card(results: dict[str, Any], repo_id: str | None = None, template_path: Path | None = None):
+    """A ``huggingface_hub.ModelCard`` for one trained seed, with ``model-index`` results per split."""
+    from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+    from .citations import CITATIONS
+
+    dataset = results["dataset"]
+    keys = [k for k in _citation_keys(dataset) if k in CITATIONS]
+    eval_results = []
+    for split, s in results["splits"].items():
+        for metric in ("sem_match", "exact_match"):
+            if s.get(metric) is None:
+                continue
+            eval_results.append(EvalResult(
+                task_type="text2text-generation", task_name="Semantic parsing",
+                dataset_type="hf_recogs", dataset_name=f"hf_recogs {dataset}", dataset_config=dataset,
+                dataset_split=split, metric_type=metric,
+                metric_name="Semantic exact match" if metric == "sem_match" else "Exact match",
+                metric_value=round(100 * s[metric], 2),
+            ))
+    name = repo_id or f"{dataset}-{results['arch']}-seed{results['seed']}"
+    card_data = ModelCardData(
+        language="en", license="mit", library_name="transformers", tags=["hf_recogs", "compositional-generalization",
+                                                                     "semantic-parsing", dataset],
+        model_name=name, eval_results=eval_results or None, pipeline_tag="text2text-generation",
+    )
+    hp = results.get("hyperparameters", {})
+    hp_table = "\n".join(["| hyper-parameter | value |", "|---|---|"] + [
+        f"| {k} | `{json.dumps(v) if isinstance(v, (dict, list)) else v}` |" for k, v in hp.items()])
+    template = Path(template_path) if template_path else TEMPLATE
+    kwargs = dict(
+        model_name=name,
+        repo_id=repo_id or "<user>/<repo>",
+        dataset=dataset,
+        arch=results["arch"],
+        seed=results["seed"],
+        metric=results["metric"],
+        num_parameters=f"{results.get('num_parameters', 0):,}",
+        vocab_size=results.get("vocab_size"),
+        train=results.get("train", {}),
+        hyperparameters_table=hp_table,
+        results_table=_results_table(results),
+        summary=(f"A `{results['arch']}` sequence-to-sequence model trained from scratch on the hf_recogs "
+                 f"`{dataset}` config (seed {results['seed']})."),
+        reproduce=results.get("command") or "accelerate launch train.py configs/<name>.yaml",
+        citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",
+        has_plot=True,
+    )
+    return ModelCard.from_template(card_data, template_path=str(template), **kwargs)
+
+
+def write_model_card(folder: Path, results: dict[str, Any], repo_id: str | None = None) -> Path:
+    card = render_model_card(results, repo_id=repo_id)
+    path = Path(folder) / "README.md"
+    card.save(str(path))
+    return path
