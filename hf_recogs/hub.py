@@ -1,0 +1,138 @@
+"""Publish a trained model folder (``outputs/<config>/seed_<n>``) to the Hugging Face Hub with our model card.
+
+``push(output_dir, repo_id)`` uploads the model, tokenizer, config, generation config, ``results.json``,
+the predictions, ``per_category.png`` and ``README.md`` (re-rendered from ``model_cards/template.md`` with the
+final repo id) in one commit through ``HfApi.upload_folder``. It never calls ``Trainer.push_to_hub``, whose
+auto-generated card would replace ours. Training checkpoints and pickled training state are not uploaded.
+
+Failures (no token, unreachable endpoint, offline mode, rejected token) raise :class:`HubPushError` with a
+one-line message; the local folder is left as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+IGNORE_PATTERNS = ["checkpoint-*", "checkpoint-*/**", "runs/**", "*.pt", "*.pth", "training_args.bin", ".*"]
+REQUIRED = ("config.json", "results.json")
+
+
+class HubPushError(RuntimeError):
+    """Pushing to the Hub failed; the message is one line and names the fix."""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def push(
+    output_dir: str | os.PathLike,
+    repo_id: str,
+    token: str | None = None,
+    endpoint: str | None = None,
+    private: bool = False,
+    commit_message: str | None = None,
+) -> str:
+    """Upload one trained model folder to ``repo_id``; returns the commit URL.
+
+    ``token`` defaults to ``HF_TOKEN`` / the stored login; ``endpoint`` to ``HF_ENDPOINT`` / huggingface.co.
+    """
+    folder = Path(output_dir)
+    missing = [name for name in REQUIRED if not (folder / name).is_file()]
+    if not folder.is_dir() or missing:
+        raise HubPushError(
+            f"{folder} is not a finished training output (missing {', '.join(missing) or 'folder'}); "
+            "train first with `accelerate launch train.py CONFIG.yaml`"
+        )
+    if not repo_id or repo_id.count("/") > 1:
+        raise HubPushError(f"invalid repo id {repo_id!r}; use `name` or `user/name`")
+
+    import huggingface_hub
+    from huggingface_hub import HfApi, constants
+
+    if constants.HF_HUB_OFFLINE:
+        raise HubPushError(
+            f"HF_HUB_OFFLINE is set, so nothing can be pushed; unset it and retry (local output in {folder} is intact)"
+        )
+    token = token or huggingface_hub.get_token()
+    if not token:
+        raise HubPushError(
+            "no Hugging Face token: run `hf auth login`, set HF_TOKEN, or pass token=... "
+            f"(local output in {folder} is intact)"
+        )
+    endpoint = endpoint or constants.ENDPOINT
+    api = HfApi(endpoint=endpoint, token=token)
+
+    try:
+        if "/" not in repo_id:
+            repo_id = f"{api.whoami()['name']}/{repo_id}"
+        api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
+        # Re-render the card (once the Hub answered) so that its usage snippet names the final repository.
+        from .reporting import write_model_card
+
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        write_model_card(folder, results, repo_id=repo_id)
+        info = api.upload_folder(
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type="model",
+            commit_message=commit_message or f"Upload {results.get('arch')} trained on {results.get('dataset')}",
+            ignore_patterns=IGNORE_PATTERNS,
+        )
+    except HubPushError:
+        raise
+    except Exception as exc:  # network, HTTP and client errors become one clear line
+        raise HubPushError(_explain(exc, endpoint, folder)) from exc
+    return str(getattr(info, "commit_url", None) or info)
+
+
+def _explain(exc: Exception, endpoint: str, folder: Path) -> str:
+    from huggingface_hub.errors import HfHubHTTPError
+
+    tail = f"(local output in {folder} is intact)"
+    if isinstance(exc, HfHubHTTPError):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status == 401:
+            return f"the Hub at {endpoint} rejected the token (401); run `hf auth login` or set HF_TOKEN {tail}"
+        if status == 403:
+            return f"no write access to this repo at {endpoint} (403); check the repo id and token scope {tail}"
+        return f"push to {endpoint} failed: HTTP {status}: {_first_line(exc)} {tail}"
+    names = {type(e).__name__ for e in _chain(exc)}
+    if names & {"ConnectError", "ConnectionError", "ConnectTimeout", "ReadTimeout", "ConnectionRefusedError",
+                "gaierror", "TimeoutException", "NetworkError"}:
+        return f"cannot reach the Hub at {endpoint}; check the network, HF_ENDPOINT or hub_endpoint {tail}"
+    return f"push to {endpoint} failed: {type(exc).__name__}: {_first_line(exc)} {tail}"
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def main(argv=None) -> int:
+    """``python -m hf_recogs.hub OUTPUT_DIR REPO_ID [--private] [--endpoint URL]``."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m hf_recogs.hub", description=main.__doc__)
+    parser.add_argument("output_dir")
+    parser.add_argument("repo_id")
+    parser.add_argument("--private", action="store_true")
+    parser.add_argument("--endpoint", default=None)
+    args = parser.parse_args(argv)
+    try:
+        print(push(args.output_dir, args.repo_id, endpoint=args.endpoint, private=args.private))
+    except HubPushError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""From-scratch seq2seq baselines of the ReCOGS paper, as transformers models.
+
+``build_model(arch, tokenizer, max_positions=512, **overrides)`` builds one of ``ARCHITECTURES``:
+
+- ``"transformer"``: reference-size Transformer on ``BartForConditionalGeneration`` (learned absolute positions);
+- ``"lstm"``: the reference LSTM with attention (custom ``lstm_seq2seq`` model; registered with the Auto classes
+  when this package is imported, and saved with its code + ``auto_map`` for ``trust_remote_code=True``);
+- ``"relative_transformer"``: the same Transformer size on ``T5ForConditionalGeneration`` (relative positions).
+
+Special token ids (``<pad>`` 0, ``<s>`` 1 = decoder start, ``</s>`` 2) are taken from the tokenizer and set on the
+config and on the generation config; ``generation_config.max_length = max_positions``, greedy decoding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationConfig, PreTrainedModel
+
+from .configuration_lstm_seq2seq import LstmSeq2SeqConfig
+from .modeling_lstm_seq2seq import LstmSeq2SeqForConditionalGeneration
+from .transformer import MODEL_CLASSES, bart_config, t5_config
+
+ARCHITECTURES = ("transformer", "lstm", "relative_transformer")
+
+# Registration: local loading after `import hf_recogs.models`, and `auto_map` + code files in saved checkpoints.
+AutoConfig.register(LstmSeq2SeqConfig.model_type, LstmSeq2SeqConfig, exist_ok=True)
+AutoModelForSeq2SeqLM.register(LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, exist_ok=True)
+LstmSeq2SeqConfig.register_for_auto_class()
+LstmSeq2SeqForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+
+
+def _lstm_config(vocab_size: int, special_ids: dict, max_positions: int, **overrides) -> LstmSeq2SeqConfig:
+    return LstmSeq2SeqConfig(vocab_size=vocab_size, **{**special_ids, **overrides})
+
+
+_BUILDERS = {
+    "transformer": MODEL_CLASSES["transformer"],
+    "lstm": (LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, _lstm_config),
+    "relative_transformer": MODEL_CLASSES["relative_transformer"],
+}
+
+# Config fields that are bookkeeping, not model settings: not accepted as overrides.
+_NOT_OVERRIDABLE = {"architectures", "transformers_version", "id2label", "label2id", "problem_type"}
+
+
+def valid_overrides(arch: str) -> list[str]:
+    """The keyword arguments ``build_model(arch, ...)`` accepts as overrides (config fields and their aliases)."""
+    config_class = _builders(arch)[0]
+    names = {f.name for f in dataclasses.fields(config_class)} | set(config_class.attribute_map)
+    names |= {"attn_implementation"}
+    return sorted(names - _NOT_OVERRIDABLE - {"vocab_size"})
+
+
+def _builders(arch: str):
+    try:
+        return _BUILDERS[arch]
+    except KeyError:
+        raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHITECTURES)}") from None
+
+
+def special_token_ids(tokenizer) -> dict:
+    """pad/bos/eos/decoder_start ids from a tokenizer built by ``hf_recogs.tokenization.build_tokenizer``."""
+    ids = {
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+    missing = [name for name, value in ids.items() if value is None]
+    if missing:
+        raise ValueError(f"tokenizer has no {', '.join(missing)}; build it with hf_recogs.tokenization")
+    ids["decoder_start_token_id"] = ids["bos_token_id"]
+    return ids
+
+
+def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> PreTrainedModel:
+    """A freshly initialised model of ``arch`` for ``tokenizer``'s vocabulary (seed torch before calling).
+
+    ``max_positions``: learned positions of ``transformer`` and the generation ``max_length`` of all three
+    (COGS gen targets reach 480 tokens + ``</s>``, SLOG 601: pass more for SLOG).
+    ``overrides``: config fields, e.g. ``d_model=32, encoder_layers=1`` (transformer), ``d_model=32,
+    num_layers=1`` (relative_transformer), ``hidden_size=32`` (lstm); see ``valid_overrides(arch)``.
+    """
+    _, model_class, make_config = _builders(arch)
+    if max_positions < 1:
+        raise ValueError(f"max_positions must be >= 1, got {max_positions}")
+    unknown = sorted(set(overrides) - set(valid_overrides(arch)))
+    if unknown:
+        raise ValueError(
+            f"unknown override(s) for {arch!r}: {', '.join(unknown)}; valid: {', '.join(valid_overrides(arch))}"
+        )
+    special = special_token_ids(tokenizer)
+    config = make_config(len(tokenizer), special, max_positions, **overrides)
+    model = model_class(config)
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=special["decoder_start_token_id"],
+        bos_token_id=special["bos_token_id"],
+        eos_token_id=special["eos_token_id"],
+        pad_token_id=special["pad_token_id"],
+        max_length=max_positions,
+        num_beams=1,
+        do_sample=False,
+    )
+    return model
+
+
+def count_parameters(model) -> int:
+    """Distinct trainable parameters (tied weights counted once)."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+__all__ = [
+    "ARCHITECTURES",
+    "LstmSeq2SeqConfig",
+    "LstmSeq2SeqForConditionalGeneration",
+    "bart_config",
+    "build_model",
+    "count_parameters",
+    "special_token_ids",
+    "t5_config",
+    "valid_overrides",
+]

@@ -1,0 +1,389 @@
+"""train.py / hf_recogs.training / hf_recogs.reporting: argument parsing and its errors, a tiny end-to-end run
+(loss goes down, output folder, predictions and per-category metrics, model card), multi-seed aggregation with
+bootstrap CIs on numbers checked by hand, resume after SIGKILL, and two-process DDP on CPU (slow).
+
+All training uses a synthetic copy task written into tmp_path (no mirror needed) and a ~20k-parameter model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hf_recogs import reporting  # noqa: E402
+from hf_recogs.training import ConfigError, parse_args  # noqa: E402
+
+TINY_MODEL = {"d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_ffn_dim": 64,
+              "decoder_ffn_dim": 64, "encoder_attention_heads": 2, "decoder_attention_heads": 2}
+GEN_CATEGORIES = ["cp_recursion", "subj_to_obj_common", "pp_recursion"]
+
+
+def write_copy_task(folder: Path, n_train: int = 320, n_eval: int = 24, seed: int = 0) -> dict[str, str]:
+    """Copy task: input 'a c b' → output 'a c b'; gen rows carry three COGS gen category names."""
+    rng = random.Random(seed)
+    letters = list("abcdefgh")
+
+    def row(category):
+        words = [rng.choice(letters) for _ in range(rng.randint(2, 5))]
+        return {"input": " ".join(words), "output": " ".join(words), "category": category}
+
+    files = {}
+    for split, n in (("train", n_train), ("validation", n_eval), ("test", n_eval), ("gen", n_eval)):
+        path = folder / f"{split}.jsonl"
+        with open(path, "w") as f:
+            for i in range(n):
+                cat = GEN_CATEGORIES[i % 3] if split == "gen" else "in_distribution"
+                f.write(json.dumps(row(cat)) + "\n")
+        files[split] = str(path)
+    return files
+
+
+def write_config(folder: Path, **extra) -> Path:
+    import yaml
+
+    config = {
+        "data_files": write_copy_task(folder),
+        "arch": "transformer",
+        "model_overrides": TINY_MODEL,
+        "max_positions": 32,
+        "metric": "exact",
+        "seeds": [7],
+        "learning_rate": 3.0e-3,
+        "per_device_train_batch_size": 16,
+        "per_device_eval_batch_size": 32,
+        "num_train_epochs": 2,
+        "warmup_steps": 0.1,
+        "max_grad_norm": 0,
+        "generation_max_length": 16,
+        "logging_steps": 5,
+        "save_strategy": "no",
+        "report_to": "none",
+        "cpu_threads": 1,  # robust on shared CI cores (2 threads thrash when the cores are oversubscribed)
+        "output_dir": str(folder / "out"),
+    }
+    config.update(extra)
+    path = folder / "tiny.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Parsing
+
+
+def test_yaml_plus_overrides(tmp_path):
+    cfg = write_config(tmp_path)
+    exp, targs = parse_args([str(cfg), "learning_rate=3e-4", "--num_train_epochs", "5", "seeds=[1, 2]",
+                             "model_overrides={d_model: 16}"])
+    assert targs.learning_rate == pytest.approx(3e-4)
+    assert targs.num_train_epochs == 5
+    assert exp.seeds == [1, 2]
+    assert exp.model_overrides == {"d_model": 16}
+    assert targs.per_device_train_batch_size == 16  # from the YAML
+    assert targs.max_grad_norm == 0
+    assert exp.metric == "exact" and exp.arch == "transformer"
+    assert set(exp.data_files) == {"train", "validation", "test", "gen"}
+
+
+@pytest.mark.parametrize(
+    "extra_yaml, argv, needle",
+    [
+        ("learning_rat: 0.1\n", [], "unknown option 'learning_rat' (did you mean 'learning_rate'?)"),
+        ("", ["--learning_rat", "0.1"], "unknown option '--learning_rat'"),
+        ("", ["lerning_rate=0.1"], "unknown option 'lerning_rate' on the command line"),
+        ("", ["learning_rate=fast"], "learning_rate"),
+        ("", ["num_train_epochs=many"], "num_train_epochs"),
+        ("", ["arch=gru"], "arch='gru' is not one of transformer, lstm, relative_transformer"),
+        ("", ["metric=bleu"], "metric='bleu' is not one of"),
+        ("", ["eval_splits=[dev]"], "eval_splits: 'dev' not among"),
+        ("", ["model_overrides=[1, 2]"], "model_overrides takes a single value (a mapping"),
+        ("", ["model_overrides=5"], "model_overrides must be a mapping"),
+        ("", ["learning_rate=[1, 2]"], "learning_rate takes a single value"),
+        ("", ["max_train_samples=0"], "max_train_samples must be a positive integer"),
+        ("", ["dataset=recogs_pos"], "give exactly one of `dataset`"),
+    ],
+)
+def test_clear_one_line_errors(tmp_path, extra_yaml, argv, needle):
+    cfg = write_config(tmp_path)
+    if extra_yaml:
+        cfg.write_text(cfg.read_text() + extra_yaml)
+    with pytest.raises(ConfigError) as info:
+        parse_args([str(cfg), *argv])
+    message = str(info.value)
+    assert needle in message
+    assert "\n" not in message
+
+
+def test_bad_yaml_and_missing_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("arch: transformer\nseeds: [1, 2\nlearning_rate: 1\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml:.*line \d+.*invalid YAML") as info:
+        parse_args([str(bad)])
+    assert "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match="not found"):
+        parse_args([str(tmp_path / "nope.yaml")])
+    listy = tmp_path / "list.yaml"
+    listy.write_text("- 1\n- 2\n")
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        parse_args([str(listy)])
+
+
+def test_unknown_dataset_names_valid_ones(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("dataset: no_such_config\n")
+    with pytest.raises(ConfigError, match="unknown hf_recogs config 'no_such_config'"):
+        parse_args([str(cfg)])
+
+
+def test_cli_error_is_one_line_and_exit_2(tmp_path):
+    cfg = write_config(tmp_path)
+    cfg.write_text(cfg.read_text() + "warmup_ratio: 0.1\n")
+    proc = subprocess.run([sys.executable, str(ROOT / "train.py"), str(cfg)], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == [f"train.py: error: {cfg}: unknown option 'warmup_ratio' (did you mean 'warmup_steps'?); "
+                     "see `python train.py --help` for the valid options"], proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Metrics and aggregation
+
+
+def _rec(category, exact, sem=None):
+    return {"input": "x", "gold": "y", "prediction": "y" if exact else "z", "category": category,
+            "sem": sem, "exact": exact}
+
+
+def test_summarize_per_category_and_groups():
+    records = ([_rec("cp_recursion", True, True)] + [_rec("cp_recursion", False, False)] * 3
+               + [_rec("subj_to_obj_common", True, True)] * 2
+               + [_rec("prim_to_obj_proper", False, True)] * 2)
+    s = reporting.summarize(records, "sem")
+    assert s["n"] == 8 and s["primary"] == "sem_match"
+    assert s["exact_match"] == pytest.approx(3 / 8)
+    assert s["sem_match"] == pytest.approx(5 / 8)
+    assert s["per_category"]["cp_recursion"] == {"n": 4, "exact_match": 0.25, "sem_match": 0.25}
+    assert s["groups"]["structural"]["sem_match"] == pytest.approx(0.25)
+    assert s["groups"]["lexical"] == {"n": 4, "exact_match": 0.5, "sem_match": 1.0}
+    assert s["groups"]["lexical_15"] == {"n": 2, "exact_match": 1.0, "sem_match": 1.0}  # proper nouns left out
+    plain = reporting.summarize([_rec("in_distribution", True)], "exact")
+    assert plain["groups"] == {} and plain["sem_match"] is None and plain["primary"] == "exact_match"
+
+
+def test_score_split_uses_sem_and_exact():
+    from hf_recogs.training import score_split
+
+    raw = [{"input": "a", "output": "* cat ( x _ 1 ) ; smile . agent ( x _ 2 , x _ 1 )", "category": "c"},
+           {"input": "b", "output": "cat ( x _ 1 )", "category": "d"}]
+    # the first prediction renames the variables consistently: SEM match, not exact
+    preds = ["* cat ( x _ 3 ) ; smile . agent ( x _ 2 , x _ 3 )", "dog ( x _ 1 )"]
+    recs = score_split(raw, preds, "sem")
+    assert [(r["sem"], r["exact"]) for r in recs] == [(True, False), (False, False)]
+    assert [r["exact"] for r in score_split(raw, [raw[0]["output"], "x"], "exact")] == [True, False]
+    assert score_split(raw, preds, "exact")[0]["sem"] is None
+
+
+def test_bootstrap_ci_known_values():
+    # identical runs: the CI collapses onto the value
+    assert reporting.bootstrap_ci([50.0, 50.0, 50.0]) == (50.0, 50.0)
+    # one run: degenerate interval
+    assert reporting.bootstrap_ci([12.5]) == (12.5, 12.5)
+    # two runs 0 and 100: resampled means are 0, 50, 100 with probabilities 1/4, 1/2, 1/4, so the 2.5 % and
+    # 97.5 % quantiles are the extremes 0 and 100
+    assert reporting.bootstrap_ci([0.0, 100.0]) == (0.0, 100.0)
+    # 20 runs of 0/1: mean 0.5, plug-in sd 0.5, se 0.5/sqrt(20) = 0.1118 → normal approx 0.5 ± 0.219
+    low, high = reporting.bootstrap_ci([0.0, 1.0] * 10)
+    assert low == pytest.approx(0.5 - 0.219, abs=0.03) and high == pytest.approx(0.5 + 0.219, abs=0.03)
+    # deterministic
+    assert reporting.bootstrap_ci([1, 5, 9]) == reporting.bootstrap_ci([1, 5, 9])
+
+
+def _fake_result(seed, cp, subj, test):
+    def split(cats):
+        per = {c: {"n": 10, "exact_match": v, "sem_match": v} for c, v in cats.items()}
+        n = 10 * len(cats)
+        mean = sum(cats.values()) / len(cats)
+        out = {"n": n, "exact_match": mean, "sem_match": mean, "primary": "sem_match", "per_category": per,
+               "groups": {}}
+        if "cp_recursion" in cats:
+            out["groups"] = {"structural": per["cp_recursion"], "lexical": per["subj_to_obj_common"]}
+        return out
+
+    return {"dataset": "toy", "arch": "transformer", "metric": "sem", "seed": seed,
+            "splits": {"test": split({"in_distribution": test}),
+                       "gen": split({"cp_recursion": cp, "subj_to_obj_common": subj})}}
+
+
+def test_aggregate_over_seeds(tmp_path):
+    results = [_fake_result(1, 0.2, 1.0, 1.0), _fake_result(2, 0.4, 1.0, 1.0), _fake_result(3, 0.6, 0.4, 1.0)]
+    agg = reporting.write_aggregate(tmp_path, results)
+    gen = agg["splits"]["gen"]
+    assert agg["seeds"] == [1, 2, 3]
+    assert gen["per_category"]["cp_recursion"]["mean"] == pytest.approx(40.0)
+    assert gen["per_category"]["cp_recursion"]["values"] == [20.0, 40.0, 60.0]
+    low, high = gen["per_category"]["cp_recursion"]["ci_low"], gen["per_category"]["cp_recursion"]["ci_high"]
+    assert 20.0 <= low < 40.0 < high <= 60.0  # the bootstrap mean of {20, 40, 60} stays within the extremes
+    assert gen["groups"]["structural"]["mean"] == pytest.approx(40.0)
+    assert gen["groups"]["lexical"]["mean"] == pytest.approx(80.0)
+    assert agg["splits"]["test"]["overall"] == {"mean": 100.0, "ci_low": 100.0, "ci_high": 100.0,
+                                                "values": [100.0, 100.0, 100.0]}
+    md = (tmp_path / "aggregate.md").read_text()
+    assert "| *structural* | 40.0 |" in md and "| cp_recursion | 40.0 |" in md
+    assert (tmp_path / "aggregate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads((tmp_path / "aggregate.json").read_text())["splits"]["gen"]["overall"]["mean"] == 60.0  # (60 + 70 + 50) / 3
+
+
+# ---------------------------------------------------------------------------------------------------------
+# End to end (in process)
+
+
+def test_train_end_to_end_two_seeds(tmp_path):
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, seeds=[7, 8], save_strategy="no")
+    assert main([str(cfg)]) == 0
+    out = tmp_path / "out"
+    for seed in (7, 8):
+        d = out / f"seed_{seed}"
+        for name in ("config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
+                     "tokenizer_config.json", "results.json", "per_category.png", "README.md",
+                     "predictions_validation.jsonl", "predictions_test.jsonl", "predictions_gen.jsonl"):
+            assert (d / name).is_file(), name
+        res = json.loads((d / "results.json").read_text())
+        losses = [h["loss"] for h in res["train"]["loss_history"]]
+        assert len(losses) >= 3 and losses[-1] < losses[0] - 0.3, losses  # a few steps lower the loss
+        gen = res["splits"]["gen"]
+        assert gen["n"] == 24 and set(gen["per_category"]) == set(GEN_CATEGORIES)
+        assert set(gen["groups"]) == {"lexical", "structural", "lexical_15"}
+        rows = [json.loads(line) for line in (d / "predictions_gen.jsonl").read_text().splitlines()]
+        assert len(rows) == 24 and set(rows[0]) == {"input", "gold", "prediction", "category", "sem", "exact"}
+        assert gen["exact_match"] == pytest.approx(sum(r["exact"] for r in rows) / 24)
+        cp = [r for r in rows if r["category"] == "cp_recursion"]
+        assert gen["per_category"]["cp_recursion"]["exact_match"] == pytest.approx(sum(r["exact"] for r in cp) / 8)
+        card = (d / "README.md").read_text()
+        assert card.startswith("---\n") and "model-index:" in card and "per_category.png" in card
+        assert "exact_match" in card and f"seed {seed}" in card.lower() or f"Seed: {seed}" in card
+    assert (out / "aggregate.json").is_file() and (out / "aggregate.md").is_file()
+    assert json.loads((out / "aggregate.json").read_text())["seeds"] == [7, 8]
+    # A second run finds both seeds done and only re-aggregates.
+    before = (out / "seed_7" / "model.safetensors").stat().st_mtime_ns
+    assert main([str(cfg)]) == 0
+    assert (out / "seed_7" / "model.safetensors").stat().st_mtime_ns == before
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Resume and DDP (subprocesses)
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    from resume_check import check_resume
+
+    report = check_resume(tmp_path, timeout=240)
+    assert report["killed_after_checkpoint"], report
+    assert report["same_metrics"], report
+    assert report["same_loss"], report
+
+
+@pytest.mark.slow
+def test_ddp_two_processes_cpu(tmp_path):
+    """``accelerate launch --multi_gpu --num_processes 2`` on a CPU-only machine: gloo DDP, sharded data,
+    gathered predictions in dataset order (checked against decoding the saved model in this process)."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("checks the CPU (gloo) path")
+    cfg = write_config(tmp_path, num_train_epochs=6, per_device_eval_batch_size=5, learning_rate=1.0e-2)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+           "--main_process_port", "0", str(ROOT / "train.py"), str(cfg)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    d = tmp_path / "out" / "seed_7"
+    res = json.loads((d / "results.json").read_text())
+    assert res["hyperparameters"]["world_size"] == 2
+    # 320 rows, 16 per process, 2 processes: 10 steps per epoch
+    assert res["train"]["global_step"] == 60
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(d)
+    model = AutoModelForSeq2SeqLM.from_pretrained(d).eval()
+    for split in ("validation", "gen"):
+        rows = [json.loads(line) for line in (d / f"predictions_{split}.jsonl").read_text().splitlines()]
+        assert len(rows) == 24  # none missing, none duplicated
+        gold_inputs = [json.loads(line)["input"] for line in open(tmp_path / f"{split}.jsonl")]
+        assert [r["input"] for r in rows] == gold_inputs
+        enc = tok([r["input"] for r in rows], return_tensors="pt", padding=True, return_token_type_ids=False)
+        with torch.no_grad():
+            ids = model.generate(**enc, max_length=16)
+        preds = [" ".join(t.split()) for t in tok.batch_decode(ids, skip_special_tokens=True)]
+        assert len(set(preds)) >= 2, preds  # the check below is meaningful only with varied predictions
+        assert preds == [r["prediction"] for r in rows]
+
+
+@pytest.mark.mirror
+def test_smoke_config_runs(tmp_path, mirror):
+    """configs/smoke.yaml (the README's first command) on a smaller slice: loads recogs_pos from the mirror,
+    trains, decodes and scores validation/test/gen with SEM."""
+    from hf_recogs.training import main
+
+    out = tmp_path / "smoke"
+    assert main([str(ROOT / "configs" / "smoke.yaml"), f"output_dir={out}", "max_train_samples=64",
+                 "max_eval_samples=12", "generation_max_length=24", "cpu_threads=1"]) == 0
+    res = json.loads((out / "seed_42" / "results.json").read_text())
+    assert res["dataset"] == "recogs_pos" and res["metric"] == "sem"
+    assert {s: v["n"] for s, v in res["splits"].items()} == {"validation": 12, "test": 12, "gen": 12}
+    assert res["splits"]["gen"]["sem_match"] is not None and res["splits"]["gen"]["per_category"]
+
+
+def test_paper_configs_parse():
+    """Every shipped config parses (dataset names registered, values valid) and the paper set-ups carry the
+    RESULTS §5.1/§5.2 hyper-parameters."""
+    configs = sorted((ROOT / "configs").glob("*.yaml"))
+    assert len(configs) >= 10
+    for cfg in configs:
+        exp, targs = parse_args([str(cfg)])
+        assert targs.output_dir.startswith("outputs/")
+    exp, targs = parse_args([str(ROOT / "configs" / "recogs_pos_transformer.yaml")])
+    assert (targs.learning_rate, targs.per_device_train_batch_size, targs.num_train_epochs) == (1e-4, 128, 300)
+    assert (targs.warmup_steps, targs.weight_decay, targs.max_grad_norm) == (0.1, 0.01, 0)
+    assert exp.seeds == [42, 66, 77, 88, 99] and exp.data_order == "fixed" and exp.decay_all_parameters
+    exp, targs = parse_args([str(ROOT / "configs" / "recogs_pos_lstm.yaml")])
+    assert (exp.arch, targs.learning_rate, targs.per_device_train_batch_size) == ("lstm", 8e-4, 512)
+    exp, _ = parse_args([str(ROOT / "configs" / "scan_length.yaml")])
+    assert exp.metric == "exact"
+    # the model overrides of every config are accepted by build_model
+    from hf_recogs.models import build_model
+    from hf_recogs.tokenization import build_tokenizer
+
+    tok = build_tokenizer(["a b"], ["c d"])
+    for cfg in configs:
+        exp, _ = parse_args([str(cfg)])
+        assert build_model(exp.arch, tok, max_positions=exp.max_positions, **exp.model_overrides) is not None
+
+
+def test_resume_skips_incomplete_checkpoint(tmp_path):
+    """A run killed while saving leaves checkpoint-<n> without trainer_state.json: resume uses the one before."""
+    from hf_recogs.training import _resume_target
+
+    for step, state in ((5, "{}"), (10, "{}"), (15, None), (20, '{"trunc')):
+        d = tmp_path / f"checkpoint-{step}"
+        d.mkdir()
+        if state is not None:
+            (d / "trainer_state.json").write_text(state)
+    assert _resume_target("true", tmp_path, 1) == str(tmp_path / "checkpoint-10")
+    assert _resume_target(None, tmp_path, 1) is None
+    assert _resume_target("true", tmp_path / "fresh", 3) is None  # nothing to resume: start from scratch
+    with pytest.raises(ConfigError, match="must be `true`"):
+        _resume_target(str(tmp_path / "checkpoint-5"), tmp_path, 2)
