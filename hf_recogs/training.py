@@ -647,7 +647,8 @@ def hyperparameters(exp, args) -> dict[str, Any]:
     keep = ("learning_rate", "per_device_train_batch_size", "per_device_eval_batch_size",
             "gradient_accumulation_steps", "num_train_epochs", "max_steps", "warmup_steps", "weight_decay",
             "max_grad_norm", "lr_scheduler_type", "optim", "adam_beta1", "adam_beta2", "adam_epsilon",
-            "label_smoothing_factor", "generation_max_length", "generation_num_beams", "data_seed")
+            "label_smoothing_factor", "generation_max_length", "generation_num_beams", "data_seed",
+            "train_sampling_strategy")
     hp = {k: getattr(args, k, None) for k in keep}
     hp = {k: (v.value if hasattr(v, "value") else v) for k, v in hp.items()}
     hp["world_size"] = args.world_size

@@ -281,6 +281,18 @@ def test_train_end_to_end_two_seeds(tmp_path):
     assert (out / "seed_7" / "model.safetensors").stat().st_mtime_ns == before
 
 
+def test_grouped_data_order_uses_length_grouped_batches(tmp_path):
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, seeds=[7], save_strategy="no", data_order="grouped")
+    assert main([str(cfg)]) == 0
+    res = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
+    assert res["hyperparameters"]["data_order"] == "grouped"
+    assert res["hyperparameters"]["train_sampling_strategy"] == "group_by_length"
+    losses = [h["loss"] for h in res["train"]["loss_history"]]
+    assert losses[-1] < losses[0], losses
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Resume and DDP (subprocesses)
 
