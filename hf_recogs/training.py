@@ -580,6 +580,10 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     if resume:
         logger.info("seed %d: resuming from %s", seed, resume)
     train_out = trainer.train(resume_from_checkpoint=resume)
+    hp = hyperparameters(exp, args)
+    # transformers 5 length-groups the *evaluation* order too when training is length-grouped, which would
+    # pair predictions with the wrong rows: decode every split in dataset order.
+    trainer.args.train_sampling_strategy = "sequential"
     trainer.save_model(str(seed_dir))
     if trainer.is_world_process_zero():
         model.generation_config.save_pretrained(str(seed_dir))
@@ -630,7 +634,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
                 {"step": h["step"], "loss": h["loss"]} for h in trainer.state.log_history if "loss" in h
             ],
         },
-        "hyperparameters": hyperparameters(exp, args),
+        "hyperparameters": hp,
         "splits": splits,
         "command": command,
     }
