@@ -505,9 +505,10 @@ def _compile(tokens: list[str], fmt: str) -> _Form:
 # validates all of it and another extracts (label, arg, arg) triples, in C. It accepts a subset of what
 # _compile accepts (ASCII words only) and builds the identical form (the tests compare both on mirror data and
 # fuzzed strings); anything else goes through _compile, which also explains failures.
-_W = r"(?!(?:AND|LAMBDA) )[A-Za-z][A-Za-z0-9]*"
+_NOT_RESERVED = r"(?!(?:AND|LAMBDA)(?![A-Za-z0-9]))"  # AND/LAMBDA are never a word, whatever follows them
+_W = _NOT_RESERVED + r"[A-Za-z][A-Za-z0-9]*"
 _VARSTART = frozenset("x0123456789")
-_CONST = r"\?|(?!(?:AND|LAMBDA) )[A-Z][A-Za-z]*"
+_CONST = r"\?|" + _NOT_RESERVED + r"[A-Z][A-Za-z]*"
 
 
 def _conj_re(var: str, capture: bool) -> str:

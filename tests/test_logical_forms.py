@@ -574,6 +574,15 @@ def test_fast_parser_on_near_normalised_inputs():
         _slow_equals_fast(text)
 
 
+@pytest.mark.parametrize("text", ["AND . x ( 1 )", "LAMBDA . x ( 1 )", "cat . AND ( 1 )", "* AND ( 1 )",
+                                  "cat ( AND )", "cat ( 1 , LAMBDA )"])
+def test_fast_parser_never_takes_a_reserved_word_as_a_word(text):
+    """AND and LAMBDA are not labels or names, whatever token follows them (the compact key joins
+    ``AND . x`` into ``AND.x``, which an earlier fast regex took for a label)."""
+    _slow_equals_fast(text)
+    assert L.sem_match(text, text) is False
+
+
 def test_fast_parser_is_a_faithful_shortcut_examples():
     for case in RECOGS_CASES + [(None, p, None) for _, p, _, _ in FORMAT_CASES]:
         _slow_equals_fast(case[1])
