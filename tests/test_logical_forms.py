@@ -423,6 +423,7 @@ def test_agrees_with_brute_force_and_is_symmetric(pair):
     assert sem_match(pred, gold) is expected
     assert sem_match(gold, pred) is expected
     assert diagnose(pred, gold).match is expected
+    assert L._python_sem_match(pred, gold, "auto") is expected  # sem_match may have used the native path
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -430,6 +431,7 @@ def test_agrees_with_brute_force_and_is_symmetric(pair):
 def test_independent_pairs_agree_with_brute_force(a, b):
     pred, gold = render(a), render(b)
     assert sem_match(pred, gold) is brute_force(pred, gold) is sem_match(gold, pred)
+    assert L._python_sem_match(pred, gold, "auto") is sem_match(pred, gold)
 
 
 @st.composite
@@ -460,6 +462,7 @@ def test_search_agrees_with_brute_force_on_symmetric_forms(pair):
     expected = brute_force(pred, gold)
     assert sem_match(pred, gold) is expected
     assert sem_match(gold, pred) is expected
+    assert L._python_sem_match(gold, pred, "auto") is expected
 
 
 def cycles(lengths, rng) -> str:
