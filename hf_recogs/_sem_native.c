@@ -6,10 +6,12 @@
  * lambda primitives, token-removal format, forms whose stable colouring is not discrete, very large forms).
  * It is optional: without a compiler the package works the same, only slower.
  *
- * The verdict is exact, with no hashing: atoms get shape ids by sorting their shapes (label, and per slot
- * either "variable" or the constant), variables are coloured by exact 1-WL refinement run jointly on the
- * disjoint union of both forms (colours are ranks of sorted signatures), and when every colour class holds
- * one variable of each form the map is forced and the atom multisets are compared under it.
+ * The verdict is exact (hashes only place entries in a table; equality is always checked on the bytes):
+ * atoms get shape ids by interning their shapes (label, arity, and per slot "variable" or the constant),
+ * variables are coloured by exact 1-WL refinement run jointly on the
+ * disjoint union of both forms (colours are ranks of sorted signatures), stopping as soon as a colour class
+ * holds unequal numbers of variables of the two forms (no match) or every class holds one of each: that
+ * forces the only candidate map, under which the atom multisets are then compared.
  *
  * Grammar accepted (tokens separated by single spaces, ASCII only; anything else returns -1):
  *   form     := [";"] conjunct ((";" | "AND") conjunct)*
@@ -37,6 +39,7 @@ typedef struct {
     int var[MAX_ATOMS][2];            /* variable id, or -1 for a constant */
     int con_off[MAX_ATOMS][2], con_len[MAX_ATOMS][2];
     int var_off[MAX_VARS], var_len[MAX_VARS];
+    uint64_t var_key[MAX_VARS];
 } Form;
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -52,49 +55,59 @@ typedef struct {
 
 static int is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
-
-/* Advance to the next token; T_BAD for anything outside the grammar's alphabet or spacing. */
-static int next(Lexer *lx) {
-    if (lx->pos >= lx->n) {
-        lx->kind = T_END;
-        return T_END;
+static int is_punct(char c) {
+    switch (c) {
+    case '*': case '.': case '(': case ')': case ',': case ';': case '_': case '?': return 1;
+    default: return 0;
     }
-    int i = lx->pos, j = i;
+}
+
+/* Advance to the next token (one pass over its characters); T_BAD for anything outside the grammar's
+ * alphabet or spacing: tokens are separated by single spaces, with none at either end. */
+static int next(Lexer *lx) {
     const char *s = lx->s;
-    while (j < lx->n && s[j] != ' ') j++;
+    int i = lx->pos, j = i + 1, n = lx->n, kind;
+    if (i >= n) return lx->kind = T_END;
+    char c = s[i];
+    if (is_digit(c)) {
+        while (j < n && is_digit(s[j])) j++;
+        kind = T_DIGITS;
+    } else if (is_alpha(c)) {
+        int alpha_only = 1;
+        for (; j < n; j++) {
+            if (is_digit(s[j])) alpha_only = 0;
+            else if (!is_alpha(s[j])) break;
+        }
+        kind = (c >= 'A' && c <= 'Z' && alpha_only) ? T_NAME : T_WORD;
+        if (j - i == 3 && memcmp(s + i, "AND", 3) == 0) kind = T_AND;
+        if (j - i == 6 && memcmp(s + i, "LAMBDA", 6) == 0) return lx->kind = T_BAD;
+    } else if (is_punct(c)) {
+        kind = T_PUNCT;
+    } else {
+        return lx->kind = T_BAD;
+    }
+    if (j < n && (s[j] != ' ' || j + 1 >= n || s[j + 1] == ' ')) return lx->kind = T_BAD;
     lx->off = i;
     lx->len = j - i;
-    /* single spaces between tokens, none at either end */
-    if (j < lx->n && (j + 1 >= lx->n || s[j + 1] == ' ')) return lx->kind = T_BAD;
     lx->pos = j + 1;
-    if (lx->len == 0) return lx->kind = T_BAD;
-    char c = s[i];
-    if (lx->len == 1 && strchr("*.(),;_?", c) != NULL && c != '\0') return lx->kind = T_PUNCT;
-    if (is_digit(c)) {
-        for (int k = i; k < j; k++)
-            if (!is_digit(s[k])) return lx->kind = T_BAD;
-        return lx->kind = T_DIGITS;
-    }
-    if (!is_alpha(c)) return lx->kind = T_BAD;
-    int alpha_only = 1;
-    for (int k = i + 1; k < j; k++) {
-        if (is_digit(s[k])) alpha_only = 0;
-        else if (!is_alpha(s[k])) return lx->kind = T_BAD;
-    }
-    if ((lx->len == 3 && memcmp(s + i, "AND", 3) == 0)) return lx->kind = T_AND;
-    if (lx->len == 6 && memcmp(s + i, "LAMBDA", 6) == 0) return lx->kind = T_BAD;
-    return lx->kind = (c >= 'A' && c <= 'Z' && alpha_only) ? T_NAME : T_WORD;
+    return lx->kind = kind;
 }
 
 static int punct(const Lexer *lx, char c) { return lx->kind == T_PUNCT && lx->s[lx->off] == c; }
 static int wordlike(const Lexer *lx) { return lx->kind == T_WORD || lx->kind == T_NAME; }
 
+/* The variable named by the digits at off (text identity: "07" and "7" are different variables). */
 static int intern_var(Form *f, int off, int len) {
+    uint64_t key = 0; /* names of up to 8 digits packed into one word: one comparison per known variable */
+    if (len <= 8) memcpy(&key, f->s + off, (size_t)len);
     for (int v = 0; v < f->nvars; v++)
-        if (f->var_len[v] == len && memcmp(f->s + f->var_off[v], f->s + off, (size_t)len) == 0) return v;
+        if (f->var_key[v] == key && f->var_len[v] == len &&
+            (len <= 8 || memcmp(f->s + f->var_off[v], f->s + off, (size_t)len) == 0))
+            return v;
     if (f->nvars >= MAX_VARS) return -2;
     f->var_off[f->nvars] = off;
     f->var_len[f->nvars] = len;
+    f->var_key[f->nvars] = key;
     return f->nvars++;
 }
 
@@ -208,33 +221,79 @@ static void sort_idx(int *idx, int *tmp, int n, cmp_fn cmp, const void *ctx) {
 /* ---------------------------------------------------------------------------------------------- */
 /* The verdict */
 
+/* Dense ids for equal keys: an open-addressing table in which the hash only picks the slot; spans of text
+ * are always compared byte by byte, so ids are exact. Keys: a span (its hash, bytes and length) or a
+ * number (len 0). */
 typedef struct {
-    const Form *f[2];
-    int natoms0; /* atom index i < natoms0 is f[0]'s atom i, else f[1]'s atom i - natoms0 */
-} Atoms;
+    uint64_t key;
+    const char *s;
+    int len, id;
+} Slot;
 
-static int cmp_span(const char *a, int la, const char *b, int lb) {
-    if (la != lb) return la < lb ? -1 : 1;
-    return memcmp(a, b, (size_t)la);
+typedef struct {
+    Slot *slot;
+    int mask, count;
+} Table;
+
+static void table_init(Table *t, Slot *slots, int min_size) {
+    int size = 16;
+    while (size < 2 * min_size) size *= 2;
+    for (int i = 0; i < size; i++) slots[i].id = -1;
+    t->slot = slots;
+    t->mask = size - 1;
+    t->count = 0;
 }
 
-/* Order atoms by shape: label, arity, then per slot "variable" before a constant, constants by text. */
-static int cmp_shape(const void *ctx, int i, int j) {
-    const Atoms *at = ctx;
-    const Form *fi = at->f[i >= at->natoms0], *fj = at->f[j >= at->natoms0];
-    if (i >= at->natoms0) i -= at->natoms0;
-    if (j >= at->natoms0) j -= at->natoms0;
-    int c = cmp_span(fi->s + fi->lab_off[i], fi->lab_len[i], fj->s + fj->lab_off[j], fj->lab_len[j]);
-    if (c) return c;
-    if (fi->arity[i] != fj->arity[j]) return fi->arity[i] < fj->arity[j] ? -1 : 1;
-    for (int k = 0; k < fi->arity[i]; k++) {
-        int vi = fi->var[i][k] >= 0, vj = fj->var[j][k] >= 0;
-        if (vi != vj) return vi ? -1 : 1;
-        if (!vi) {
-            c = cmp_span(fi->s + fi->con_off[i][k], fi->con_len[i][k], fj->s + fj->con_off[j][k], fj->con_len[j][k]);
-            if (c) return c;
+static int intern(Table *t, uint64_t key, const char *s, int len) {
+    uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    for (int i = (int)(h >> 40) & t->mask;; i = (i + 1) & t->mask) {
+        Slot *e = &t->slot[i];
+        if (e->id < 0) {
+            e->key = key;
+            e->s = s;
+            e->len = len;
+            return e->id = t->count++;
+        }
+        if (e->key == key && e->len == len && (len == 0 || memcmp(e->s, s, (size_t)len) == 0)) return e->id;
+    }
+}
+
+static int intern_span(Table *t, const char *s, int len) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return intern(t, h, s, len);
+}
+
+/* Shape id of every atom of both forms (p's atom a at a, g's at natoms + a): equal ids for equal labels,
+ * arity and per slot "variable" or the same constant. Returns 1 if the two multisets of shapes differ. */
+static int shape_ids(const Form *p, const Form *g, int *shape) {
+    static Slot span_slots[8 * 3 * MAX_ATOMS], shape_slots[8 * MAX_ATOMS]; /* the GIL is held throughout */
+    Table spans, shapes;
+    int na = p->natoms;
+    table_init(&spans, span_slots, 6 * na);
+    table_init(&shapes, shape_slots, 2 * na);
+    for (int side = 0; side < 2; side++) {
+        const Form *f = side ? g : p;
+        for (int a = 0; a < na; a++) {
+            uint64_t key = (uint64_t)intern_span(&spans, f->s + f->lab_off[a], f->lab_len[a]);
+            key = key << 1 | (uint64_t)(f->arity[a] - 1);
+            for (int k = 0; k < 2; k++) {
+                uint64_t c = 0; /* a variable, or no second argument */
+                if (k < f->arity[a] && f->var[a][k] < 0)
+                    c = 1 + (uint64_t)intern_span(&spans, f->s + f->con_off[a][k], f->con_len[a][k]);
+                key = key << 12 | c;
+            }
+            shape[side * na + a] = intern(&shapes, key, NULL, 0);
         }
     }
+    int count[2 * MAX_ATOMS];
+    for (int sh = 0; sh < shapes.count; sh++) count[sh] = 0;
+    for (int a = 0; a < na; a++) {
+        count[shape[a]]++;
+        count[shape[na + a]]--;
+    }
+    for (int sh = 0; sh < shapes.count; sh++)
+        if (count[sh]) return 1;
     return 0;
 }
 
@@ -282,24 +341,32 @@ static int recolour(uint64_t *entries, int m, int *colour, int nv) {
     return classes;
 }
 
+/* Compare, per colour, the number of p variables (ids < nv) with the number of g variables (ids >= nv):
+ * -1 if they differ for some colour; 1 if every colour holds exactly one of each (where_g[colour] is then
+ * that g variable); 0 otherwise. */
+static int classes_balance(const int *colour, int nv, int *where_g) {
+    int in_p[2 * MAX_VARS], in_g[2 * MAX_VARS];
+    for (int c = 0; c < 2 * nv; c++) in_p[c] = in_g[c] = 0;
+    for (int v = 0; v < nv; v++) {
+        in_p[colour[v]]++;
+        in_g[colour[nv + v]]++;
+        where_g[colour[nv + v]] = v;
+    }
+    int forced = 1;
+    for (int c = 0; c < 2 * nv; c++) {
+        if (in_p[c] != in_g[c]) return -1;
+        if (in_p[c] > 1) forced = 0;
+    }
+    return forced;
+}
+
 /* 1 if p and g match, 0 if they do not, -1 if this fast path cannot tell. */
 static int decide(const Form *p, const Form *g) {
     if (p->nvars && g->nvars && p->style != g->style) return 0;
     if (p->natoms != g->natoms || p->nvars != g->nvars) return 0;
     int na = p->natoms, nv = p->nvars, total = 2 * na;
-    int order[2 * MAX_ATOMS], tmp[2 * MAX_ATOMS], shape[2 * MAX_ATOMS];
-    Atoms at = {{p, g}, na};
-    for (int i = 0; i < total; i++) order[i] = i;
-    sort_idx(order, tmp, total, cmp_shape, &at);
-    /* shape ids; the multisets of shapes must agree (count[] is +1 for p, -1 for g, per shape) */
-    int nshapes = 0, count[2 * MAX_ATOMS];
-    for (int r = 0; r < total; r++) {
-        if (r == 0 || cmp_shape(&at, order[r - 1], order[r]) != 0) count[nshapes++] = 0;
-        shape[order[r]] = nshapes - 1;
-        count[nshapes - 1] += order[r] < na ? 1 : -1;
-    }
-    for (int s = 0; s < nshapes; s++)
-        if (count[s]) return 0;
+    int shape[2 * MAX_ATOMS];
+    if (shape_ids(p, g, shape)) return 0;
     if (nv == 0) return 1;
 
     /* joint colour refinement; variable ids: p's v is v, g's v is nv + v */
@@ -315,7 +382,14 @@ static int decide(const Form *p, const Form *g) {
     }
     for (int v = 0; v < 2 * nv; v++) colour[v] = 0;
     int classes = recolour(entries, m, colour, 2 * nv);
+    int where_g[2 * MAX_VARS];
     for (;;) {
+        /* Colours are invariant under any variable bijection that maps one form's atoms onto the other's,
+         * at every round, so a class with unequal numbers of p and g variables already rules a match out,
+         * and classes of one variable each force the only candidate map: no need to refine to stability. */
+        int balance = classes_balance(colour, nv, where_g);
+        if (balance < 0) return 0;
+        if (balance == 1) break;
         m = 0;
         for (int side = 0; side < 2; side++) {
             const Form *f = side ? g : p;
@@ -327,25 +401,11 @@ static int decide(const Form *p, const Form *g) {
                 entries[m++] = ((uint64_t)y << 32) | ((s2 + 1) * (uint64_t)(2 * nv) + (uint64_t)colour[x]);
             }
         }
-        if (m == 0) break;
+        if (m == 0) return UNKNOWN; /* stable and not discrete: the Python search decides */
         int more = recolour(entries, m, colour, 2 * nv);
-        if (more <= classes) break;
+        if (more <= classes) return UNKNOWN;
         classes = more;
     }
-    /* every class must hold as many p variables as g variables; one of each forces the map */
-    int in_p[2 * MAX_VARS], in_g[2 * MAX_VARS], where_g[2 * MAX_VARS];
-    for (int c = 0; c < 2 * nv; c++) in_p[c] = in_g[c] = 0;
-    for (int v = 0; v < nv; v++) {
-        in_p[colour[v]]++;
-        in_g[colour[nv + v]]++;
-        where_g[colour[nv + v]] = v;
-    }
-    int forced = 1;
-    for (int c = 0; c < 2 * nv; c++) {
-        if (in_p[c] != in_g[c]) return 0;
-        if (in_p[c] > 1) forced = 0;
-    }
-    if (!forced) return UNKNOWN;
     uint64_t ap[MAX_ATOMS], ag[MAX_ATOMS];
     for (int side = 0; side < 2; side++) {
         const Form *f = side ? g : p;
