@@ -842,7 +842,7 @@ def _decide(p: _Form, g: _Form, exact_reason: bool = False) -> str:
 
 
 # The optional C fast path (hf_recogs/_sem_native.c): it decides two well-formed LFs in normalised spacing
-# whose stable colouring is discrete (all of ReCOGS gen) about 15x faster than the code below, and answers
+# whose stable colouring is discrete (all of ReCOGS gen) about 20x faster than the code below, and answers
 # -1 ("cannot tell") for anything else. HF_RECOGS_PURE_PYTHON=1 turns it off (for comparison and debugging).
 try:
     from hf_recogs._sem_native import verdict as _native_verdict
