@@ -364,7 +364,7 @@ static int classes_balance(const int *colour, int nv, int *where_g) {
 static int decide(const Form *p, const Form *g) {
     if (p->nvars && g->nvars && p->style != g->style) return 0;
     if (p->natoms != g->natoms || p->nvars != g->nvars) return 0;
-    int na = p->natoms, nv = p->nvars, total = 2 * na;
+    int na = p->natoms, nv = p->nvars;
     int shape[2 * MAX_ATOMS];
     if (shape_ids(p, g, shape)) return 0;
     if (nv == 0) return 1;
