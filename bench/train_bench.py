@@ -3,24 +3,24 @@
     python bench/train_bench.py [--config recogs_pos] [--steps N] [--json out.json] [--ablations]
 
 One run, same data (the config's official train file, read through ``hf_recogs.sources`` from the mirror named
-by ``HF_RECOGS_MIRROR``, default ``../shared/mirror``), same word-level vocabulary, batch 128, same optimiser
-(``torch.optim.AdamW``, lr 1e-4, weight decay 0.01), fp32, plain training loops (forward, backward, optimiser
-step; no Trainer, so that only the model and the batching differ):
+by ``HF_RECOGS_MIRROR``, default ``../shared/mirror``), same word-level vocabulary, same optimiser
+(``torch.optim.AdamW``, lr 1e-4, weight decay 0.01), plain training loops (forward, backward, optimiser step; no
+Trainer, so that only the model, the batching and the precision differ):
 
-- ``reference``: what frankaging/ReCOGS ``run_cogs.py`` does (RESULTS §5.1) — a BERT encoder + BERT decoder
-  ``EncoderDecoderModel`` (2+2 layers, hidden 300, 4 heads, FFN 512, 512 positions, token types, pooler;
-  decoder output tied to its input embedding) with **eager** attention (transformers 4.21, which the reference
-  pins, has no SDPA); every row ``[BOS] … [EOS]`` on both sides, truncated to 512; the train list shuffled once
-  and cut into consecutive batches of 128; each batch padded to **its own longest** source and target
-  (``COGSDataset.collate_batch``: padding to the batch max, not to 512 — 512 is only the truncation length);
-  loss over non-pad labels.
-- ``ours``: ``hf_recogs.models.build_model("transformer")`` (Bart, SDPA attention); rows ``… </s>``;
-  **length-grouped** batches from transformers' ``LengthGroupedSampler`` (the sampler Seq2SeqTrainer uses with
-  ``train_sampling_strategy="group_by_length"``; lengths = source + target tokens, which the Trainer reads
-  from a ``length`` column) padded to the batch max.
-- ``--extra-archs lstm,relative_transformer`` times those hf_recogs models on the same grouped batches.
-- ``--ablations`` adds ``ours_random`` (our model on the reference's batches: the model/attention effect alone)
-  and ``reference_grouped`` (the reference model on length-grouped batches: the batching effect alone).
+- ``reference``: what frankaging/ReCOGS ``run_cogs.py`` does — its BERT2BERT ``EncoderDecoderModel`` (our
+  ``reference_transformer``) with **eager** attention (transformers 4.21, which the reference pins, has no
+  SDPA); every row ``[BOS] … [EOS]`` on both sides, truncated to 512; the train list shuffled once and cut into
+  consecutive batches of 128; each batch padded to **its own longest** source and target (padding to the batch
+  max, not to 512 — 512 is only the truncation length); fp32; loss over non-pad labels.
+- ``paper``: our paper config (``configs/recogs_pos_transformer.yaml``): ``reference_transformer`` with SDPA
+  attention, rows ``… </s>``, the same batches of 128, fp32.
+- ``fast``: our fast recipe (``configs/recogs_pos_transformer_fast.yaml``): the Bart ``transformer``, batches
+  of 64 grouped by source + target length (transformers' ``LengthGroupedSampler`` on those lengths, as our
+  Trainer does with ``data_order: grouped``), bf16 autocast where the CPU has native bf16 (``--no-bf16``: fp32).
+- ``--extra-archs lstm,relative_transformer`` times those hf_recogs models like ``fast``.
+- ``--ablations`` adds ``fast_fp32`` (the fast set-up without bf16), ``fast_random`` (the Bart model on the
+  reference's batches of 128, fp32: the model/attention effect alone) and ``reference_grouped`` (the reference
+  model on grouped batches of 64, fp32: the batching effect alone).
 
 Measurement: ``--steps`` batches of each set-up's epoch, chosen by stratified sampling with the largest
 batches taken for certain (``_stratified_sample``), each weighted by the number of epoch batches it stands
@@ -54,7 +54,6 @@ TRAIN_FILES = {  # config → (pin, path) of its official train file
     "recogs_pos": ("recogs", "recogs_positional_index/train.tsv"),
     "cogs": ("cogs", "data/train.tsv"),
 }
-REF_PARAMS = 4_344_077  # RESULTS §5.1, with the reference's 762-entry source and 729-entry target vocabularies
 
 
 def _load(config: str) -> list[tuple[str, str]]:
@@ -66,23 +65,6 @@ def _load(config: str) -> list[tuple[str, str]]:
     pin, path = TRAIN_FILES[config]
     rows = read_tsv(pinned(pin, path))
     return [(r[0], r[1]) for r in rows if len(r) >= 2]
-
-
-def _reference_model(vocab_src: int, vocab_tgt: int, max_positions: int = 512):
-    from transformers import BertConfig, EncoderDecoderConfig, EncoderDecoderModel
-
-    common = {
-        "hidden_size": 300, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 512,
-        "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
-        "max_position_embeddings": max_positions, "type_vocab_size": 2, "initializer_range": 0.02,
-        "pad_token_id": 0, "attn_implementation": "eager",
-    }
-    enc = BertConfig(vocab_size=vocab_src, **common)
-    dec = BertConfig(vocab_size=vocab_tgt, is_decoder=True, add_cross_attention=True, **common)
-    cfg = EncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)
-    cfg.decoder_start_token_id, cfg.pad_token_id, cfg.bos_token_id, cfg.eos_token_id = 1, 0, 1, 2
-    model = EncoderDecoderModel(config=cfg)
-    return model
 
 
 def _pad(seqs: list[list[int]], value: int = 0):
@@ -98,10 +80,10 @@ def _pad(seqs: list[list[int]], value: int = 0):
 class Setup:
     """A model, its optimiser and its epoch of batches (lists of (source ids, label ids))."""
 
-    def __init__(self, name, model, examples, batches):
+    def __init__(self, name, model, examples, batches, bf16: bool = False):
         import torch
 
-        self.name, self.model = name, model
+        self.name, self.model, self.bf16 = name, model, bf16
         self.model.train()
         self.opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
         self.examples, self.batches = examples, batches
@@ -121,7 +103,8 @@ class Setup:
 
         inputs = self.tensors(batch)
         t0 = time.perf_counter()
-        loss = self.model(**inputs).loss
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+            loss = self.model(**inputs).loss
         loss.backward()
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)
@@ -230,14 +213,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default="recogs_pos", choices=sorted(TRAIN_FILES))
     ap.add_argument("--steps", type=int, default=20, help="timed training steps per set-up (default 20)")
-    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--batch-size", type=int, default=128, help="the reference's batch size (default 128)")
+    ap.add_argument("--fast-batch-size", type=int, default=64, help="the fast recipe's batch size (default 64)")
+    ap.add_argument("--no-bf16", action="store_true", help="time the fast set-up in fp32")
     ap.add_argument("--gen-sentences", type=int, default=128)
     ap.add_argument("--gen-batch-size", type=int, default=64)
     ap.add_argument("--no-generation", action="store_true")
-    ap.add_argument("--ablations", action="store_true", help="also time ours_random and reference_grouped")
+    ap.add_argument("--ablations", action="store_true",
+                    help="also time fast_fp32, fast_random and reference_grouped")
     ap.add_argument(
         "--extra-archs", default="", help="comma-separated other hf_recogs archs (lstm, relative_transformer) to "
-        "time on the length-grouped batches too, as ours_<arch>",
+        "time like the fast set-up, as fast_<arch>",
     )
     ap.add_argument(
         "--threads", type=int, default=None,
@@ -258,6 +244,7 @@ def main(argv=None) -> int:
 
     from hf_recogs.models import build_model
     from hf_recogs.tokenization import build_tokenizer
+    from hf_recogs.training import cpu_has_native_bf16
 
     load_before = os.getloadavg()
     if args.threads is None and load_before[0] >= 1.0:
@@ -281,23 +268,29 @@ def main(argv=None) -> int:
     rng.shuffle(order)  # the reference: shuffled once per seed, consecutive batches
     ref_batches = _chunks(order, args.batch_size)
     lengths = [len(s) + len(t) for s, t in ours_ex]
-    grouped = _grouped_batches(lengths, args.batch_size, args.seed)
+    grouped = _grouped_batches(lengths, args.fast_batch_size, args.seed)
+    bf16 = cpu_has_native_bf16() and not args.no_bf16
 
-    torch.manual_seed(args.seed)
-    ours = build_model("transformer", tok)
-    ref = _reference_model(len(tok), len(tok))
-    ref_params_at_ref_vocab = sum(p.numel() for p in _reference_model(762, 729).parameters())
-    setups = [Setup("reference", ref, ref_ex, ref_batches), Setup("ours", ours, ours_ex, grouped)]
+    def model(arch, **overrides):
+        torch.manual_seed(args.seed)
+        return build_model(arch, tok, **overrides)
+
+    setups = [
+        Setup("reference", model("reference_transformer", attn_implementation="eager"), ref_ex, ref_batches),
+        Setup("paper", model("reference_transformer"), ours_ex, ref_batches),
+        Setup("fast", model("transformer"), ours_ex, grouped, bf16=bf16),
+    ]
     if args.ablations:
-        setups.append(Setup("ours_random", build_model("transformer", tok), ours_ex, ref_batches))
-        setups.append(Setup("reference_grouped", _reference_model(len(tok), len(tok)), ref_ex, grouped))
+        setups.append(Setup("fast_fp32", model("transformer"), ours_ex, grouped))
+        setups.append(Setup("fast_random", model("transformer"), ours_ex, ref_batches))
+        setups.append(Setup("reference_grouped", model("reference_transformer", attn_implementation="eager"),
+                            ref_ex, grouped))
     for arch in filter(None, (a.strip() for a in args.extra_archs.split(","))):
-        setups.append(Setup(f"ours_{arch}", build_model(arch, tok), ours_ex, grouped))
+        setups.append(Setup(f"fast_{arch}", model(arch), ours_ex, grouped, bf16=bf16))
 
-    print(f"{args.config}: {len(pairs):,} train rows, vocabulary {len(tok)}, batch {args.batch_size}, "
-          f"torch {torch.__version__} threads {torch.get_num_threads()}, load {load_before}", flush=True)
-    print(f"reference model: {ref_params_at_ref_vocab:,} parameters at the reference vocabularies 762/729 "
-          f"(RESULTS §5.1: {REF_PARAMS:,})", flush=True)
+    print(f"{args.config}: {len(pairs):,} train rows, vocabulary {len(tok)}, batches {args.batch_size} "
+          f"(reference, paper) / {args.fast_batch_size} grouped (fast), fast bf16 {bf16}, torch {torch.__version__} "
+          f"threads {torch.get_num_threads()}, load {load_before}", flush=True)
 
     # The same sampled batches for set-ups that share an epoch of batches (grouped or reference order), so that
     # the model comparisons within one batching are on identical data.
@@ -329,13 +322,12 @@ def main(argv=None) -> int:
               f"{r['target_tokens_per_s']:>9.0f} {r['speedup_examples_per_s']:>7.2f} "
               f"{r['speedup_target_tokens_per_s']:>8.2f} {pe['source']:>7.2f}/{pe['target']:.2f} "
               f"{r['epoch_estimate_s'] / 60:>11.1f} min")
-    print(f"(epoch = {results['ours']['steps_per_epoch']} steps of {args.batch_size}; extrapolated from "
-          f"{args.steps} sampled steps per set-up, not measured)")
+    print(f"(epoch times extrapolated from {args.steps} sampled steps per set-up, not measured)")
 
     gen = None
     if not args.no_generation:
-        gen = bench_generation(ours, tok, pairs, args.gen_sentences, args.gen_batch_size, args.seed)
-        print(f"\ngreedy generation, ours, {gen['sentences']} sentences in batches of {gen['batch_size']}, "
+        gen = bench_generation(setups[2].model, tok, pairs, args.gen_sentences, args.gen_batch_size, args.seed)
+        print(f"\ngreedy generation, fast model, {gen['sentences']} sentences in batches of {gen['batch_size']}, "
               f"{gen['with_cache']['new_tokens_per_sentence']:.1f} new tokens/sentence: "
               f"with cache {gen['with_cache']['sentences_per_s']:.1f} sent/s, "
               f"without {gen['without_cache']['sentences_per_s']:.1f} sent/s "
@@ -348,7 +340,7 @@ def main(argv=None) -> int:
             "config": args.config, "rows": len(pairs), "vocab": len(tok), "batch_size": args.batch_size,
             "steps": args.steps, "threads": torch.get_num_threads(), "torch": torch.__version__,
             "machine": platform.machine(), "cpus": os.cpu_count(), "load_before": load_before,
-            "load_after": load_after, "reference_params_at_reference_vocab": ref_params_at_ref_vocab,
+            "load_after": load_after, "fast_bf16": bf16, "fast_batch_size": args.fast_batch_size,
             "training": results, "generation": gen,
         }, indent=2))
     return 0

@@ -141,6 +141,42 @@ def plot_per_category(results: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def plot_curves(results: dict[str, Any], path: Path) -> None:
+    """Learning curves of a run: training loss and source gap (left), curve-sample scores per split and
+    group (right), against the step. Written only when the run logged them."""
+    train = results.get("train") or {}
+    curves, losses, gaps = train.get("curves") or [], train.get("loss_history") or [], train.get(
+        "source_gap_history") or []
+    if not (curves or gaps):
+        return
+    plt = _plt()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    if losses:
+        left.plot([h["step"] for h in losses], [h["loss"] for h in losses], color="tab:gray", label="train loss")
+    left.plot([h["step"] for h in gaps], [h["source_gap"] for h in gaps], "o-", color="tab:green",
+              label="shuffled-source gap (validation sample)")
+    left.set_xlabel("step")
+    left.set_ylabel("nats per target token")
+    left.legend(fontsize=8)
+    keys = sorted({k for h in curves for k in h if k.endswith(("_sem_match", "_exact_match"))})
+    for key in keys:
+        points = [(h["step"], 100 * h[key]) for h in curves if h.get(key) is not None]
+        label = key.removeprefix("eval_").removesuffix("_sem_match").removesuffix("_exact_match")
+        right.plot(*zip(*points), "o-", markersize=3, label=label)
+    right.set_ylim(0, 100)
+    right.set_xlabel("step")
+    right.set_ylabel("score on the fixed curve samples (%)")
+    if keys:
+        right.legend(fontsize=7)
+    else:
+        right.text(0.5, 0.5, "no evaluations (eval_strategy: no)", ha="center", transform=right.transAxes)
+    fig.suptitle(f"{results['dataset']} · {results['arch']} · seed {results['seed']} · learning curves "
+                 "(gen/test curves are for reading only, never for model selection)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Aggregation over seeds
 

@@ -136,6 +136,38 @@ class ExperimentArguments:
         default=False,
         metadata={"help": "retrain seeds whose seed_<n>/results.json exists (default: skip them and reuse results)"},
     )
+    model_name_or_path: str | None = field(
+        default=None,
+        metadata={
+            "help": "with do_train=false: a trained checkpoint (folder or Hub id) to decode and score; its "
+            "tokenizer is used. Results go to <output_dir>/evaluation/"
+        },
+    )
+    cpu_bf16: str = field(
+        default="auto",
+        metadata={
+            "help": "bf16 autocast on CPU: auto (on where the CPU has native bf16, e.g. AVX-512 BF16/AMX: "
+            "same losses to 2-3 decimals, 1.7-2x faster) | true | false. GPU runs use bf16/fp16 as set"
+        },
+    )
+    curve_samples: int = field(
+        default=200,
+        metadata={
+            "help": "rows of each curve split (fixed, stratified by category) decoded and scored at every "
+            "evaluation when eval_strategy is steps/epoch: learning curves, never used to select a model"
+        },
+    )
+    curve_splits: list[str] = field(
+        default_factory=lambda: ["validation", "gen"],
+        metadata={"help": "splits sampled for the learning curves (those the dataset lacks are skipped)"},
+    )
+    source_check: bool = field(
+        default=True,
+        metadata={
+            "help": "log the shuffled-source loss gap on a fixed validation sample at steps 50, 100, 200, ... "
+            "1600 and at every evaluation, and warn when the model has learnt its outputs but ignores its source"
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -263,6 +295,8 @@ def parse_args(argv: Sequence[str] | None = None):
         # CPU-only machine: use_cpu makes accelerate's state MULTI_CPU (gloo) under a multi-process launcher;
         # without it each process would silently train alone on all the data.
         values["use_cpu"] = True
+    if "do_train" not in values and not any(a.startswith("--do_train") for a in passthrough):
+        values["do_train"] = True  # TrainingArguments defaults to False, which the Trainer ignores; we honour it
     if "output_dir" not in values and config_path is not None:
         values["output_dir"] = str(Path("outputs") / config_path.stem)
 
@@ -287,6 +321,15 @@ def parse_args(argv: Sequence[str] | None = None):
             f"unknown option {flags[0]!r}{_suggest(key, known)}; see `python train.py --help` for the valid options"
         )
     _check_experiment(exp)
+    if not targs.do_train and not exp.model_name_or_path:
+        raise ConfigError("do_train=false evaluates a trained model: add model_name_or_path=<folder or Hub id>")
+    if targs.do_train and exp.model_name_or_path:
+        raise ConfigError("model_name_or_path is for evaluation only: add do_train=false (training always "
+                          "starts from a fresh model; resume with resume_from_checkpoint=true)")
+    best = (targs.metric_for_best_model or "") if targs.load_best_model_at_end else ""
+    if any(split in best for split in ("gen", "test")):
+        raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "
+                          "validation (e.g. eval_validation_sem_match) or take the last checkpoint")
     exp.config_path = str(config_path) if config_path is not None else None  # for the model card
     return exp, targs
 
@@ -322,6 +365,13 @@ def _check_experiment(exp: ExperimentArguments) -> None:
         raise ConfigError(f"arch={exp.arch!r} is not one of {', '.join(ARCHITECTURES)}")
     if exp.metric not in METRICS:
         raise ConfigError(f"metric={exp.metric!r} is not one of {', '.join(METRICS)}")
+    if exp.cpu_bf16 not in ("auto", "true", "false"):
+        raise ConfigError(f"cpu_bf16={exp.cpu_bf16!r} is not one of auto, true, false")
+    bad = [sp for sp in exp.curve_splits if sp not in SPLITS]
+    if bad:
+        raise ConfigError(f"curve_splits: {', '.join(map(repr, bad))} not among {', '.join(SPLITS)}")
+    if exp.curve_samples < 1:
+        raise ConfigError(f"curve_samples must be a positive integer, got {exp.curve_samples}")
     if exp.data_order not in DATA_ORDERS:
         raise ConfigError(f"data_order={exp.data_order!r} is not one of {', '.join(DATA_ORDERS)}")
     for name, allowed in (("eval_splits", EVAL_SPLITS), ("tokenizer_splits", SPLITS)):
@@ -461,6 +511,7 @@ def tokenize_dataset(ds, tokenizer, max_positions: int):
     def encode(batch):
         enc = tokenizer(batch["input"], truncation=True, max_length=max_positions)
         enc["labels"] = tokenizer(batch["output"], truncation=True, max_length=max_positions)["input_ids"]
+        enc["length"] = [len(a) + len(b) for a, b in zip(enc["input_ids"], enc["labels"], strict=True)]
         return enc
 
     return ds.map(encode, batched=True, remove_columns=ds.column_names, keep_in_memory=True, desc=None)
@@ -470,17 +521,179 @@ def tokenize_dataset(ds, tokenizer, max_positions: int):
 # Trainer
 
 
-def _trainer_class(decay_all: bool):
+SOURCE_CHECK_STEPS = (50, 100, 200, 400, 800, 1600)
+SOURCE_GAP_MIN = 0.01  # nats per target token; a model that reads its source is far above this within ~100 steps
+
+
+def source_gap(model, batches, bf16: bool = False) -> tuple[float, float]:
+    """(loss with the true sources, loss with every row given another row's source) on fixed ``batches``.
+
+    The difference is how much the model's predictions depend on its input. A model that has learnt the
+    targets' language but ignores the source (the collapse ``transformer`` shows with the reference init, see
+    ``hf_recogs.models.transformer``) has a large drop in loss and a gap of ~0.
+    """
+    import contextlib
+
+    import torch
+
+    was_training = model.training
+    model.eval()
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    true_losses, shuffled_losses = [], []
+    device = next(model.parameters()).device
+    with torch.no_grad(), autocast:
+        for batch in batches:
+            batch = {k: v.to(device) for k, v in batch.items()}
+            true_losses.append(float(model(**batch).loss))
+            rolled = dict(batch, input_ids=batch["input_ids"].roll(1, 0), attention_mask=batch["attention_mask"].roll(1, 0))
+            shuffled_losses.append(float(model(**rolled).loss))
+    model.train(was_training)
+    true_loss = sum(true_losses) / len(true_losses)
+    return true_loss, sum(shuffled_losses) / len(shuffled_losses) - true_loss
+
+
+def _callback_base():
+    from transformers import TrainerCallback
+
+    return TrainerCallback
+
+
+class SourceUseMonitor(_callback_base()):
+    """Trainer callback: logs ``source_gap`` early in training and warns when the model ignores its source."""
+
+    def __init__(self, batches, bf16: bool, steps=SOURCE_CHECK_STEPS):
+        self.batches, self.bf16, self.steps = batches, bf16, set(steps)
+        self.initial_loss: float | None = None
+        self.warned = False
+
+    def check(self, model, state) -> dict[str, float]:
+        loss, gap = source_gap(model, self.batches, self.bf16)
+        if self.initial_loss is None:
+            self.initial_loss = loss
+        record = {"step": state.global_step, "source_gap": round(gap, 5), "source_sample_loss": round(loss, 5)}
+        state.log_history.append(record)
+        logger.info("step %d: loss on the source-check sample %.4f, shuffled-source gap %.4f", state.global_step,
+                    loss, gap)
+        learnt_outputs = loss < 0.5 * self.initial_loss
+        if learnt_outputs and gap < SOURCE_GAP_MIN and not self.warned:
+            self.warned = True
+            logger.warning(
+                "!!! step %d: the model IGNORES ITS SOURCE: loss fell from %.3f to %.3f but giving each row "
+                "another row's source changes it by only %.4f. It is learning a language model of the outputs. "
+                "Stop and change the set-up (see docs/TRAINING.md, 'source collapse').",
+                state.global_step, self.initial_loss, loss, gap,
+            )
+        return record
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        if state.global_step == 0 and state.is_world_process_zero:
+            self.check(model, state)
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if state.global_step in self.steps and state.is_world_process_zero:
+            self.check(model, state)
+
+
+def _stratified_sample(ds, n: int, seed: int = 0) -> list[int]:
+    """``n`` row indices spread evenly over the categories (round robin over shuffled categories), sorted."""
+    if n >= len(ds):
+        return list(range(len(ds)))
+    rng = random.Random(seed)
+    by_cat: dict[str, list[int]] = {}
+    for i, cat in enumerate(ds["category"]):
+        by_cat.setdefault(cat, []).append(i)
+    pools = [rng.sample(rows, len(rows)) for _, rows in sorted(by_cat.items())]
+    picked: list[int] = []
+    while len(picked) < n:
+        for pool in pools:
+            if pool and len(picked) < n:
+                picked.append(pool.pop())
+    return sorted(picked)
+
+
+def greedy_decode(model, tokenizer, sources: list[str], max_length: int, batch_size: int = 64, bf16=False):
+    """Greedy predictions for ``sources`` (decoded in batches of similar length, returned in input order)."""
+    import contextlib
+
+    import torch
+
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
+    out: list[str | None] = [None] * len(sources)
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    with torch.no_grad(), autocast:
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            enc = tokenizer([sources[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
+                            max_length=max_length).to(device)
+            ids = model.generate(**enc, max_length=max_length, num_beams=1, do_sample=False)
+            for i, text in zip(idx, decode(tokenizer, ids.cpu()), strict=True):
+                out[i] = text
+    model.train(was_training)
+    return out
+
+
+def _trainer_class():
+    """``Seq2SeqTrainer`` with our options: weight decay on every parameter, batches grouped by source + target
+    length, and evaluations that log SEM learning curves on fixed samples and the source gap."""
     from transformers import Seq2SeqTrainer
+    from transformers.trainer_pt_utils import LengthGroupedSampler
 
-    if not decay_all:
-        return Seq2SeqTrainer
+    from . import reporting
 
-    class DecayAllTrainer(Seq2SeqTrainer):
+    class BaselineTrainer(Seq2SeqTrainer):
+        def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", source_monitor=None,
+                     curve_max_length=512, curve_log=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.decay_all, self.curve_sets, self.metric = decay_all, curve_sets or {}, metric
+            self.source_monitor, self.curve_max_length, self.curve_log = source_monitor, curve_max_length, curve_log
+
         def get_decay_parameter_names(self, model):
-            return [name for name, p in model.named_parameters() if p.requires_grad]
+            if self.decay_all:  # the ReCOGS reference decays biases and LayerNorm weights too
+                return [name for name, p in model.named_parameters() if p.requires_grad]
+            return super().get_decay_parameter_names(model)
 
-    return DecayAllTrainer
+        def _get_train_sampler(self, train_dataset=None):
+            # The Trainer groups by source length only (it drops a `length` column before sampling); decoder
+            # cost follows the target, so group by source + target tokens.
+            dataset = train_dataset if train_dataset is not None else self.train_dataset
+            if self.args.train_sampling_strategy != "group_by_length" or "length" not in dataset.column_names:
+                return super()._get_train_sampler(train_dataset)
+            return LengthGroupedSampler(
+                self.args.train_batch_size * self.args.gradient_accumulation_steps, dataset=dataset,
+                lengths=dataset["length"],
+            )
+
+        def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix="eval", **gen_kwargs):
+            """Loss and source gap on the fixed validation sample, and greedy-decoded scores on the fixed curve
+            samples; logged (and written to ``curves.jsonl``), never used to pick a checkpoint on gen/test."""
+            metrics: dict[str, float] = {}
+            if self.is_world_process_zero():
+                model = self.accelerator.unwrap_model(self.model)
+                bf16 = bool(self.args.bf16 and self.args.use_cpu)
+                if self.source_monitor is not None:
+                    loss, gap = source_gap(model, self.source_monitor.batches, bf16)
+                    metrics[f"{metric_key_prefix}_loss"] = loss
+                    metrics[f"{metric_key_prefix}_source_gap"] = gap
+                for split, rows in self.curve_sets.items():
+                    preds = greedy_decode(model, self.processing_class, rows["input"], self.curve_max_length,
+                                          self.args.per_device_eval_batch_size, bf16)
+                    summary = reporting.summarize(score_split(rows, preds, self.metric), self.metric)
+                    key = summary["primary"]
+                    metrics[f"{metric_key_prefix}_{split}_{key}"] = summary[key]
+                    for group, scores in summary["groups"].items():
+                        metrics[f"{metric_key_prefix}_{split}_{group}_{key}"] = scores[key]
+                metrics["epoch"] = self.state.epoch
+                if self.curve_log is not None:
+                    with open(self.curve_log, "a", encoding="utf-8") as f:
+                        f.write(json.dumps({"step": self.state.global_step, **metrics}) + "\n")
+            self.log(metrics)
+            self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+            return metrics
+
+    return BaselineTrainer
 
 
 def decode(tokenizer, ids) -> list[str]:
@@ -542,8 +755,39 @@ def _resume_target(value: str | None, seed_dir: Path, n_seeds: int) -> str | Non
     return value
 
 
-def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str, n_seeds: int, command: str):
-    """Train one seed in ``seed_dir`` and evaluate it; returns the results dict (on every process)."""
+def cpu_has_native_bf16() -> bool:
+    """True on CPUs with bf16 instructions (AVX-512 BF16 or AMX), where bf16 autocast speeds training up."""
+    import torch
+
+    try:
+        return bool(torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
+                    and (torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()))
+    except (AttributeError, RuntimeError):  # pragma: no cover - other builds
+        return False
+
+
+def _use_cpu_bf16(exp, args) -> bool:
+    import torch
+
+    if torch.cuda.is_available() and not args.use_cpu:
+        return False
+    if exp.cpu_bf16 == "auto":
+        return cpu_has_native_bf16()
+    return exp.cpu_bf16 == "true"
+
+
+def _source_check_batches(raw, tokenizer, max_positions: int, collator, rows: int = 128, batch_size: int = 64):
+    """Fixed batches for the source gap: a random sample (seed 0) of validation (or train) rows."""
+    split = raw["validation"] if "validation" in raw else raw["train"]
+    sample = tokenize_dataset(_subset(split, rows), tokenizer, max_positions).remove_columns(["length"])
+    features = [sample[i] for i in range(len(sample))]
+    return [collator(features[i : i + batch_size]) for i in range(0, len(features), batch_size)]
+
+
+def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str, n_seeds: int, command: str,
+             model=None):
+    """Train one seed in ``seed_dir`` (or, with ``model`` given and ``do_train`` false, only evaluate it) and
+    evaluate it; returns the results dict (on every process)."""
     import torch
     from transformers import DataCollatorForSeq2Seq, set_seed
 
@@ -556,37 +800,56 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     args.predict_with_generate = True
     args.push_to_hub = False  # we push ourselves with our own model card (hub.push)
     if args.ddp_find_unused_parameters is None:
-        args.ddp_find_unused_parameters = False
+        # The reference BERT encoder carries a pooler whose output no loss uses.
+        args.ddp_find_unused_parameters = exp.arch == "reference_transformer"
     if args.data_seed is None:
         args.data_seed = seed
     if args.use_cpu or not torch.cuda.is_available():
         args.dataloader_pin_memory = False
+    if _use_cpu_bf16(exp, args):
+        args.bf16 = True
     if exp.data_order == "fixed":
         args.train_sampling_strategy = "sequential"
     elif exp.data_order == "grouped":
         args.train_sampling_strategy = "group_by_length"
 
     set_seed(seed)
-    model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, **exp.model_overrides)
+    training = model is None
+    if training:
+        model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, **exp.model_overrides)
     train_raw = _subset(raw["train"], exp.max_train_samples)
     if exp.data_order == "fixed":
         train_raw = train_raw.shuffle(seed=seed, keep_in_memory=True)
-    train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions)
+    train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions) if training else None
     collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
-    trainer = _trainer_class(exp.decay_all_parameters)(
-        model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer
+    bf16_cpu = bool(args.bf16 and (args.use_cpu or not torch.cuda.is_available()))
+    monitor = None
+    if exp.source_check:
+        monitor = SourceUseMonitor(_source_check_batches(raw, tokenizer, exp.max_positions, collator), bf16_cpu)
+    curve_sets = {}
+    if args.eval_strategy != "no" and training:
+        for split in exp.curve_splits:
+            if split in raw:
+                curve_sets[split] = raw[split].select(_stratified_sample(raw[split], exp.curve_samples))
+    seed_dir.mkdir(parents=True, exist_ok=True)
+    trainer = _trainer_class()(
+        model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer,
+        eval_dataset=train_ds if curve_sets else None, callbacks=[monitor] if monitor and training else None,
+        decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, source_monitor=monitor,
+        curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
     )
-    resume = _resume_target(targs.resume_from_checkpoint, seed_dir, n_seeds)
+    resume = _resume_target(targs.resume_from_checkpoint, seed_dir, n_seeds) if training else None
     if resume:
         logger.info("seed %d: resuming from %s", seed, resume)
-    train_out = trainer.train(resume_from_checkpoint=resume)
+    train_out = trainer.train(resume_from_checkpoint=resume) if training else None
     hp = hyperparameters(exp, args)
     # transformers 5 length-groups the *evaluation* order too when training is length-grouped, which would
     # pair predictions with the wrong rows: decode every split in dataset order.
     trainer.args.train_sampling_strategy = "sequential"
-    trainer.save_model(str(seed_dir))
-    if trainer.is_world_process_zero():
-        model.generation_config.save_pretrained(str(seed_dir))
+    if training:
+        trainer.save_model(str(seed_dir))
+        if trainer.is_world_process_zero():
+            model.generation_config.save_pretrained(str(seed_dir))
 
     gen_kwargs = {"max_length": args.generation_max_length or exp.max_positions,
                   "num_beams": args.generation_num_beams or 1}
@@ -596,8 +859,9 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
             logger.warning("seed %d: dataset has no %s split; skipped", seed, split)
             continue
         split_raw = _subset(raw[split], exp.max_eval_samples)
-        out = trainer.predict(tokenize_dataset(split_raw, tokenizer, exp.max_positions), metric_key_prefix=split,
-                              **gen_kwargs)
+        logger.info("seed %d: decoding %s (%d rows)", seed, split, len(split_raw))
+        split_ds = tokenize_dataset(split_raw, tokenizer, exp.max_positions).remove_columns(["length"])
+        out = trainer.predict(split_ds, metric_key_prefix=split, **gen_kwargs)
         if not trainer.is_world_process_zero():
             continue
         predictions = decode(tokenizer, out.predictions)
@@ -615,6 +879,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         splits[split]["loss"] = out.metrics.get(f"{split}_loss")
         splits[split]["runtime_s"] = out.metrics.get(f"{split}_runtime")
 
+    history = trainer.state.log_history
     results = {
         "dataset": exp.dataset or "data_files",
         "dataset_params": exp.dataset_params,
@@ -623,17 +888,22 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         "seed": seed,
         "num_parameters": sum(p.numel() for p in model.parameters()),
         "vocab_size": len(tokenizer),
-        "train": {
+        "bf16": bool(args.bf16),
+        "train": None if not training else {
             "loss": train_out.training_loss,
             "global_step": train_out.global_step,
             "runtime_s": train_out.metrics.get("train_runtime"),
             "epochs": args.num_train_epochs,
+            "epochs_done": trainer.state.epoch,
             "train_rows": len(train_raw),
             "resumed_from": resume,
-            "loss_history": [
-                {"step": h["step"], "loss": h["loss"]} for h in trainer.state.log_history if "loss" in h
+            "loss_history": [{"step": h["step"], "loss": h["loss"]} for h in history if "loss" in h],
+            "source_gap_history": [
+                {"step": h["step"], "source_gap": h["source_gap"]} for h in history if "source_gap" in h
             ],
+            "curves": [h for h in history if any(k.startswith("eval_") for k in h)],
         },
+        "evaluated_model": None if training else exp.model_name_or_path,
         "hyperparameters": hp,
         "splits": splits,
         "command": command,
@@ -641,7 +911,9 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     if trainer.is_world_process_zero():
         reporting.write_json(seed_dir / "results.json", results)
         reporting.plot_per_category(results, seed_dir / "per_category.png")
-        reporting.write_model_card(seed_dir, results)
+        if training:
+            reporting.plot_curves(results, seed_dir / "curves.png")
+            reporting.write_model_card(seed_dir, results)
     trainer.accelerator.wait_for_everyone()
     del trainer, model
     return results
@@ -652,7 +924,7 @@ def hyperparameters(exp, args) -> dict[str, Any]:
             "gradient_accumulation_steps", "num_train_epochs", "max_steps", "warmup_steps", "weight_decay",
             "max_grad_norm", "lr_scheduler_type", "optim", "adam_beta1", "adam_beta2", "adam_epsilon",
             "label_smoothing_factor", "generation_max_length", "generation_num_beams", "data_seed",
-            "train_sampling_strategy")
+            "train_sampling_strategy", "bf16", "eval_strategy", "eval_steps")
     hp = {k: getattr(args, k, None) for k in keep}
     hp = {k: (v.value if hasattr(v, "value") else v) for k, v in hp.items()}
     hp["world_size"] = args.world_size
@@ -682,6 +954,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def evaluate_only(exp: ExperimentArguments, targs, raw, metric: str, command: str) -> int:
+    """``do_train=false``: decode and score ``model_name_or_path`` on ``eval_splits`` into
+    ``<output_dir>/evaluation/``."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from . import models  # noqa: F401  (registers the lstm with the Auto classes)
+    from . import reporting
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(exp.model_name_or_path)
+        model = AutoModelForSeq2SeqLM.from_pretrained(exp.model_name_or_path)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"model_name_or_path={exp.model_name_or_path!r} could not be loaded ({first}); "
+                          "give a folder written by train.py or a Hub model id") from None
+    out = run_seed(exp, targs, targs.seed, Path(targs.output_dir) / "evaluation", raw, tokenizer, metric, 1,
+                   command, model=model)
+    if int(os.environ.get("RANK", "0")) == 0:
+        logger.info("evaluation: %s", reporting.one_line(out))
+    return 0
+
+
 def run(exp: ExperimentArguments, targs, command: str = "") -> int:
     from . import reporting
     from .tokenization import build_tokenizer
@@ -699,6 +993,8 @@ def run(exp: ExperimentArguments, targs, command: str = "") -> int:
     missing = [s for s in exp.eval_splits if s not in raw]
     if missing:
         logger.warning("dataset has no %s split(s); they are not evaluated", ", ".join(missing))
+    if not targs.do_train:
+        return evaluate_only(exp, targs, raw, metric, command)
     vocab_splits = [s for s in exp.tokenizer_splits if s in raw]
     tokenizer = build_tokenizer(
         (x for s in vocab_splits for x in raw[s]["input"]),

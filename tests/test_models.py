@@ -41,6 +41,12 @@ TINY = {
         "num_decoder_layers": 1,
     },
     "lstm": {"hidden_size": 32, "encoder_layers": 1, "decoder_layers": 1},
+    "reference_transformer": {
+        "hidden_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+    },
 }
 WORDS = [f"w{i}" for i in range(8)]
 
@@ -163,9 +169,15 @@ def test_special_ids_and_generation_config(tok, arch):
     assert model.generation_config.max_length == 77
     assert model.generation_config.num_beams == 1 and not model.generation_config.do_sample
     assert model.config.vocab_size == len(tok)
-    assert (
-        model.get_output_embeddings().weight is model.get_decoder().embed_tokens.weight
-    )  # tied output layer
+    def table(part):  # transformers modules have get_input_embeddings; the LSTM's halves are plain modules
+        return (part.get_input_embeddings() if hasattr(part, "get_input_embeddings") else part.embed_tokens).weight
+
+    decoder_table = table(model.get_decoder())
+    assert model.get_output_embeddings().weight is decoder_table  # tied output layer
+    # Bart and T5 share one table with the encoder; the reference model and the LSTM keep the encoder's apart.
+    assert (table(model.get_encoder()) is decoder_table) == (
+        arch in ("transformer", "relative_transformer")
+    )
     if arch == "transformer":
         assert model.config.max_position_embeddings == 77 and model.config.scale_embedding is False
         assert model.config.forced_eos_token_id is None and model.config._attn_implementation == "sdpa"
@@ -198,10 +210,17 @@ def test_reference_sizes(tok):
     assert count_parameters(lstm) == 2 * v * 512 + 4 * lstm_layer + (1024 * 512 + 512) + v
     # The reference vocabularies (762 source + 729 target entries) would give the paper's ≈9.69M.
     assert abs(8_929_792 + 762 * 512 + 729 * 512 + 729 - 9_690_000) < 5_000
+    # The reference Transformer: with its 762 source / 729 target vocabularies instead of our shared one (an
+    # encoder table, a decoder table tied to the output layer, an output bias) it has the paper's 4,344,077.
+    ref = build_model("reference_transformer", tok)
+    assert count_parameters(ref) - (300 + 300 + 1) * v + (762 * 300 + 729 * 300 + 729) == 4_344_077
+    assert ref.config.encoder.initializer_range == ref.config.decoder.initializer_range == 0.02
+    assert abs(bart.config.init_std - 300**-0.5) < 1e-12  # ours: not the reference 0.02 (see transformer.py)
+    assert build_model("transformer", tok, init_std=0.02).config.init_std == 0.02  # the reference init, exactly
 
 
 def test_errors(tok):
-    with pytest.raises(ValueError, match="valid: transformer, lstm, relative_transformer"):
+    with pytest.raises(ValueError, match="valid: transformer, reference_transformer, lstm, relative_transformer"):
         build_model("gru", tok)
     with pytest.raises(ValueError, match="unknown override.*n_layers"):
         build_model("transformer", tok, n_layers=3)

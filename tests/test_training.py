@@ -102,7 +102,7 @@ def test_yaml_plus_overrides(tmp_path):
         ("", ["lerning_rate=0.1"], "unknown option 'lerning_rate' on the command line"),
         ("", ["learning_rate=fast"], "learning_rate"),
         ("", ["num_train_epochs=many"], "num_train_epochs"),
-        ("", ["arch=gru"], "arch='gru' is not one of transformer, lstm, relative_transformer"),
+        ("", ["arch=gru"], "arch='gru' is not one of transformer, reference_transformer, lstm, relative_transformer"),
         ("", ["metric=bleu"], "metric='bleu' is not one of"),
         ("", ["eval_splits=[dev]"], "eval_splits: 'dev' not among"),
         ("", ["model_overrides=[1, 2]"], "model_overrides takes a single value (a mapping"),
@@ -403,3 +403,142 @@ def test_resume_skips_incomplete_checkpoint(tmp_path):
     assert _resume_target("true", tmp_path / "fresh", 3) is None  # nothing to resume: start from scratch
     with pytest.raises(ConfigError, match="must be `true`"):
         _resume_target(str(tmp_path / "checkpoint-5"), tmp_path, 2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Evaluation-only runs, learning curves, source gap, bf16
+
+
+def test_evaluate_only_reproduces_the_training_runs_predictions(tmp_path):
+    """do_train=false decodes a saved model: same predictions as the run that trained it, nothing retrained."""
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=4)
+    assert main([str(cfg)]) == 0
+    trained = tmp_path / "out" / "seed_7"
+    weights = (trained / "model.safetensors").stat().st_mtime_ns
+    assert main([str(cfg), "do_train=false", f"model_name_or_path={trained}", f"output_dir={tmp_path / 'ev'}",
+                 "eval_splits=[validation, gen]"]) == 0
+    ev = tmp_path / "ev" / "evaluation"
+    res = json.loads((ev / "results.json").read_text())
+    assert res["train"] is None and res["evaluated_model"] == str(trained)
+    assert set(res["splits"]) == {"validation", "gen"}
+    for split in ("validation", "gen"):
+        ours = [json.loads(line) for line in (ev / f"predictions_{split}.jsonl").open()]
+        before = [json.loads(line) for line in (trained / f"predictions_{split}.jsonl").open()]
+        assert [r["prediction"] for r in ours] == [r["prediction"] for r in before]
+    assert (trained / "model.safetensors").stat().st_mtime_ns == weights
+    assert not (ev / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["do_train=false"], "do_train=false evaluates a trained model: add model_name_or_path"),
+        (["model_name_or_path=x"], "model_name_or_path is for evaluation only: add do_train=false"),
+        (["load_best_model_at_end=true", "metric_for_best_model=eval_gen_exact_match", "eval_strategy=steps",
+          "save_strategy=steps"], "would select the model on gen/test"),
+        (["cpu_bf16=maybe"], "cpu_bf16='maybe' is not one of auto, true, false"),
+        (["curve_splits=[dev]"], "curve_splits: 'dev' not among"),
+    ],
+)
+def test_evaluation_option_errors(tmp_path, argv, needle):
+    with pytest.raises(ConfigError, match=None) as info:
+        parse_args([str(write_config(tmp_path)), *argv])
+    assert needle in str(info.value)
+
+
+def test_evaluate_only_with_a_missing_model_is_one_line(tmp_path, capsys):
+    from hf_recogs.training import main
+
+    assert main([str(write_config(tmp_path)), "do_train=false", f"model_name_or_path={tmp_path / 'nope'}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("train.py: error: model_name_or_path=") and "\n" not in err
+
+
+def test_learning_curves_and_source_gap_are_logged(tmp_path):
+    """eval_strategy=steps: every evaluation logs validation loss, source gap and SEM/EM on fixed samples of
+    validation and gen (with per-group scores on COGS categories), into results.json, curves.jsonl, curves.png."""
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=6, eval_strategy="steps", eval_steps=40, curve_samples=9,
+                       learning_rate=1.0e-2)
+    assert main([str(cfg)]) == 0
+    d = tmp_path / "out" / "seed_7"
+    res = json.loads((d / "results.json").read_text())
+    curves = res["train"]["curves"]
+    assert [c["step"] for c in curves] == [40, 80, 120]
+    for c in curves:
+        assert {"eval_loss", "eval_source_gap", "eval_validation_exact_match", "eval_gen_exact_match",
+                "eval_gen_structural_exact_match"} <= set(c)
+    # a copy task is learnt from the source: the gap grows and the curve samples improve
+    assert curves[-1]["eval_source_gap"] > 1.0 and curves[-1]["eval_validation_exact_match"] > 0.5
+    lines = [json.loads(line) for line in (d / "curves.jsonl").open()]
+    assert [row["step"] for row in lines] == [40, 80, 120]
+    assert (d / "curves.png").stat().st_size > 10_000
+    # the early source checks (step 0 and 50, 100) are in results.json
+    assert [h["step"] for h in res["train"]["source_gap_history"]][:3] == [0, 50, 100]
+
+
+def test_source_monitor_warns_only_when_outputs_are_learnt_without_the_source(monkeypatch, caplog):
+    from types import SimpleNamespace
+
+    from hf_recogs import training
+
+    readings = iter([(6.0, 0.0), (2.0, 0.3), (2.0, 0.001), (2.5, 0.0), (2.0, 0.0)])
+    monkeypatch.setattr(training, "source_gap", lambda *a, **k: next(readings))
+    monitor = training.SourceUseMonitor(batches=[], bf16=False)
+    state = SimpleNamespace(global_step=0, log_history=[], is_world_process_zero=True)
+    with caplog.at_level("WARNING", logger="hf_recogs.training"):
+        monitor.check(None, state)  # step 0: initial loss 6.0
+        monitor.check(None, state)  # learnt, uses the source: fine
+        assert not caplog.records
+        monitor.check(None, state)  # loss 2.0 < 3.0 and gap 0.001: collapse
+        assert len(caplog.records) == 1 and "IGNORES ITS SOURCE" in caplog.records[0].getMessage()
+        monitor.check(None, state)  # warned once only
+        monitor.check(None, state)
+    assert len(caplog.records) == 1
+    assert [h["source_gap"] for h in state.log_history] == [0.0, 0.3, 0.001, 0.0, 0.0]
+    early = training.SourceUseMonitor(batches=[], bf16=False)
+    readings = iter([(6.0, 0.0), (3.5, 0.0)])  # not yet learnt (paper schedule, tiny lr): no warning
+    with caplog.at_level("WARNING", logger="hf_recogs.training"):
+        early.check(None, state)
+        early.check(None, state)
+    assert len(caplog.records) == 1
+
+
+def test_bf16_on_cpu_is_automatic_and_recorded(tmp_path):
+    from hf_recogs.training import cpu_has_native_bf16, main
+
+    cfg = write_config(tmp_path, num_train_epochs=1, eval_splits=["validation"])
+    assert main([str(cfg)]) == 0
+    res = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
+    assert res["bf16"] is cpu_has_native_bf16() and res["hyperparameters"]["bf16"] is res["bf16"]
+    assert main([str(cfg), "cpu_bf16=false", "overwrite_output_dir=true"]) == 0
+    res = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
+    assert res["bf16"] is False and res["hyperparameters"]["cpu_bf16"] == "false"
+
+
+def test_grouped_batches_follow_source_plus_target_length(tmp_path):
+    """The Trainer alone groups by source length; ours by source + target tokens (decoder cost)."""
+    import datasets
+    from transformers import Seq2SeqTrainingArguments
+
+    from hf_recogs.models import build_model
+    from hf_recogs.tokenization import build_tokenizer
+    from hf_recogs.training import _trainer_class, tokenize_dataset
+
+    # sources all of one length, targets of very different lengths: only target-aware grouping sorts them
+    rows = [{"input": "a b", "output": " ".join(["c"] * (1 + (i * 7) % 40)), "category": "x"} for i in range(256)]
+    ds = datasets.Dataset.from_list(rows)
+    tok = build_tokenizer(ds["input"], ds["output"])
+    tokenized = tokenize_dataset(ds, tok, 64)
+    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8, use_cpu=True,
+                                    train_sampling_strategy="group_by_length", report_to="none")
+    trainer = _trainer_class()(model=build_model("transformer", tok, **TINY_MODEL), args=args,
+                               train_dataset=tokenized, processing_class=tok)
+    order = list(iter(trainer._get_train_sampler()))
+    lengths = tokenized["length"]
+    batches = [[lengths[i] for i in order[k : k + 8]] for k in range(0, 256, 8)]
+    spread = sum(max(b) - min(b) for b in batches) / len(batches)
+    assert spread < 6, spread  # random batches of these lengths spread by ~30

@@ -2,7 +2,11 @@
 
 ``build_model(arch, tokenizer, max_positions=512, **overrides)`` builds one of ``ARCHITECTURES``:
 
-- ``"transformer"``: reference-size Transformer on ``BartForConditionalGeneration`` (learned absolute positions);
+- ``"reference_transformer"``: the ReCOGS reference Transformer exactly (BERT2BERT ``EncoderDecoderModel``, init
+  0.02, separate encoder embedding): the paper configs use it;
+- ``"transformer"``: reference-size Transformer on ``BartForConditionalGeneration`` (learned absolute positions,
+  one shared embedding table, init std d_model^-0.5 so that it uses its source from the first steps; see
+  ``transformer.py`` for why the reference 0.02 collapses on this stack, ``init_std=0.02`` to restore it);
 - ``"lstm"``: the reference LSTM with attention (custom ``lstm_seq2seq`` model; registered with the Auto classes
   when this package is imported, and saved with its code + ``auto_map`` for ``trust_remote_code=True``);
 - ``"relative_transformer"``: the same Transformer size on ``T5ForConditionalGeneration`` (relative positions).
@@ -14,6 +18,7 @@ config and on the generation config; ``generation_config.max_length = max_positi
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationConfig, PreTrainedModel
 
@@ -21,7 +26,11 @@ from .configuration_lstm_seq2seq import LstmSeq2SeqConfig
 from .modeling_lstm_seq2seq import LstmSeq2SeqForConditionalGeneration
 from .transformer import MODEL_CLASSES, bart_config, t5_config
 
-ARCHITECTURES = ("transformer", "lstm", "relative_transformer")
+ARCHITECTURES = ("transformer", "reference_transformer", "lstm", "relative_transformer")
+
+# EncoderDecoderModel (the reference Transformer) warns on every first forward with labels that transformers
+# 4.12 changed how its loss is computed: true, and irrelevant for a model trained from scratch today.
+warnings.filterwarnings("ignore", message="Version v4.12.0 introduces a better way", category=FutureWarning)
 
 # Registration: local loading after `import hf_recogs.models`, and `auto_map` + code files in saved checkpoints.
 AutoConfig.register(LstmSeq2SeqConfig.model_type, LstmSeq2SeqConfig, exist_ok=True)
@@ -36,6 +45,7 @@ def _lstm_config(vocab_size: int, special_ids: dict, max_positions: int, **overr
 
 _BUILDERS = {
     "transformer": MODEL_CLASSES["transformer"],
+    "reference_transformer": MODEL_CLASSES["reference_transformer"],
     "lstm": (LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, _lstm_config),
     "relative_transformer": MODEL_CLASSES["relative_transformer"],
 }
@@ -49,6 +59,8 @@ def valid_overrides(arch: str) -> list[str]:
     config_class = _builders(arch)[0]
     names = {f.name for f in dataclasses.fields(config_class)} | set(config_class.attribute_map)
     names |= {"attn_implementation"}
+    if arch == "reference_transformer":  # both sides are built here: not the caller's to set
+        names -= {"is_decoder", "add_cross_attention", "pad_token_id"}
     return sorted(names - _NOT_OVERRIDABLE - {"vocab_size"})
 
 

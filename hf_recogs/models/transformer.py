@@ -1,23 +1,45 @@
 """Transformer baselines on stock transformers architectures (checkpoints load without custom code).
 
-``transformer``: the ReCOGS reference Transformer size (RESULTS §5.1: 2+2 layers, d_model 300, 4 heads of 75,
-FFN 512, GELU, dropout 0.1 on hidden states and attention, learned absolute positions, init std 0.02, post-LN)
-on ``BartForConditionalGeneration``. Differences to the reference BERT2BERT ``EncoderDecoderModel``, all minor:
-- one shared vocabulary and one embedding table for encoder, decoder and output projection (the reference
-  had separate source/target vocabularies; it tied only the decoder output to the decoder input embedding);
-- no token-type embeddings and no pooler (both unused by the reference); Bart adds a LayerNorm on the
-  embeddings like BERT does; positions are offset by 2 inside Bart (``max_positions`` usable positions);
-- ``scale_embedding=False`` (BERT does not scale either); no forced BOS/EOS tokens at generation time.
+``reference_transformer``: the ReCOGS reference model exactly as its code builds it (RESULTS of Wu, Manning &
+Potts 2023, `frankaging/ReCOGS` ``run_cogs.py``): a BERT encoder and a BERT decoder with cross-attention in an
+``EncoderDecoderModel``, 2+2 layers, d_model 300, 4 heads, FFN 512, GELU, dropout 0.1, learned absolute
+positions, token types and an (unused) pooler, init std 0.02 everywhere, the decoder's output layer tied to the
+decoder's input embedding and **the encoder's embedding separate**. The paper configs use it. Differences: one
+vocabulary for both sides (the reference had separate source/target vocabularies: the tables here have rows
+that one side never uses), and labels are ``… </s>`` with ``<s>`` as decoder start (the reference also made the
+model emit ``[BOS]`` first).
+
+``transformer``: the same size on ``BartForConditionalGeneration`` (post-LN, learned positions, SDPA
+attention), our fast model. Bart keeps **one** embedding table for the encoder input, the decoder input and the
+output layer. With that tie and the reference init (std 0.02) the model ignores its source within ~25 Adam steps
+at lr 1e-3 (and later at smaller learning rates): every row of the output layer gets a gradient along the same
+direction (the mean decoder state, pushed away from all non-target words), Adam turns it into an update of
+about ``lr`` per coordinate whatever its size, and after a few dozen steps that shared drift is larger than
+the 0.02 random part that tells source words apart. The encoder then sees nearly the same vector for every
+word and the decoder learns a language model of logical forms. Measured (``bench/fidelity_check.py``
+``--diagnose``): with a separate encoder embedding the same Bart stack uses its source from step 25 like the
+BERT2BERT reference, while dropping the embedding LayerNorm changes nothing. So our default init for
+``transformer`` is ``init_std = d_model ** -0.5`` (0.058), whose random part outlasts the drift (source used
+from the first evaluation); ``init_std=0.02`` restores the reference init exactly.
 
 ``relative_transformer``: the same size on ``T5ForConditionalGeneration`` (relative position bias; pre-LN RMSNorm
-without biases, GELU feed-forward). 64 buckets with ``max_distance`` 640: in the bidirectional encoder, 16 exact
-offsets per direction and log-spaced buckets up to 640; in the causal decoder, 32 exact and log-spaced up to 640,
-so distinct buckets cover the longest targets we train or decode (SLOG ≈ 600 tokens).
+without biases, GELU feed-forward). T5 initialises its shared embedding with std 1.0 (no collapse). 64 buckets
+with ``max_distance`` 640: in the bidirectional encoder, 16 exact offsets per direction and log-spaced buckets
+up to 640; in the causal decoder, 32 exact and log-spaced up to 640, so distinct buckets cover the longest
+targets we train or decode (SLOG ≈ 600 tokens).
 """
 
 from __future__ import annotations
 
-from transformers import BartConfig, BartForConditionalGeneration, T5Config, T5ForConditionalGeneration
+from transformers import (
+    BartConfig,
+    BartForConditionalGeneration,
+    BertConfig,
+    EncoderDecoderConfig,
+    EncoderDecoderModel,
+    T5Config,
+    T5ForConditionalGeneration,
+)
 
 # Reference sizes (RESULTS §5.1).
 D_MODEL = 300
@@ -25,6 +47,7 @@ HEADS = 4
 FFN = 512
 LAYERS = 2
 DROPOUT = 0.1
+REFERENCE_INIT_STD = 0.02  # BERT's initializer_range, what the reference model used
 
 
 def bart_config(vocab_size: int, special_ids: dict, max_positions: int, **overrides) -> BartConfig:
@@ -41,7 +64,7 @@ def bart_config(vocab_size: int, special_ids: dict, max_positions: int, **overri
         dropout=DROPOUT,
         attention_dropout=DROPOUT,
         activation_dropout=0.0,
-        init_std=0.02,
+        init_std=overrides.get("d_model", D_MODEL) ** -0.5,  # not 0.02: see the module docstring
         max_position_embeddings=max_positions,
         scale_embedding=False,
         forced_eos_token_id=None,
@@ -77,7 +100,36 @@ def t5_config(vocab_size: int, special_ids: dict, max_positions: int, **override
     return T5Config(**kwargs)
 
 
+def bert2bert_config(vocab_size: int, special_ids: dict, max_positions: int, **overrides) -> EncoderDecoderConfig:
+    """The reference BERT2BERT shape; ``overrides`` are ``BertConfig`` fields applied to both sides."""
+    common = dict(
+        vocab_size=vocab_size,
+        hidden_size=D_MODEL,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        intermediate_size=FFN,
+        hidden_act="gelu",
+        hidden_dropout_prob=DROPOUT,
+        attention_probs_dropout_prob=DROPOUT,
+        max_position_embeddings=max_positions,
+        type_vocab_size=2,
+        initializer_range=REFERENCE_INIT_STD,
+        pad_token_id=special_ids["pad_token_id"],
+        attn_implementation="sdpa",
+    )
+    common.update(overrides)
+    encoder = BertConfig(**common)
+    decoder = BertConfig(**common, is_decoder=True, add_cross_attention=True)
+    config = EncoderDecoderConfig.from_encoder_decoder_configs(encoder, decoder)
+    for name, value in special_ids.items():
+        setattr(config, name, value)
+    config.tie_encoder_decoder = False
+    config.vocab_size = vocab_size  # for readers of config.vocab_size; the model uses decoder.vocab_size
+    return config
+
+
 MODEL_CLASSES = {
+    "reference_transformer": (BertConfig, EncoderDecoderModel, bert2bert_config),
     "transformer": (BartConfig, BartForConditionalGeneration, bart_config),
     "relative_transformer": (T5Config, T5ForConditionalGeneration, t5_config),
 }
