@@ -18,10 +18,11 @@ Models are ``hf_recogs.models.build_model`` architectures; ``name@std`` override
 Each (model, seed) curve is written to ``<out>/<model>_seed<seed>.json`` and skipped when present, so a long
 check can be run a seed at a time; the table is printed from every curve present (mean over seeds).
 
-Diagnose mode: lr 1e-3 constant, batch 64, 100 steps, seed 0, on Bart variants with init 0.02 — the tied
-model as shipped, one with a separate encoder embedding (the reference's tying), one without the embedding
-LayerNorm — next to the reference and our default init; also the mean cosine between the embedding rows of
-source words (a shared drift of every row shows up there).
+Diagnose mode: lr 1e-3 constant, batch 64, 100 steps, one run per ``--seeds`` seed, on Bart variants with
+init 0.02 — the model as shipped (one table for encoder input, decoder input and output layer), with a separate
+encoder table, with a separate output layer, with both, without the embedding LayerNorm — next to the reference
+and our default init; also the mean cosine between the encoder's embedding rows of the 200 most frequent source
+words (a drift of every row in one direction shows up there). Curves go to ``<out>/diagnose_*.json``.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def _data(max_positions: int = 512):
     tok = build_tokenizer((x for s in splits for x in ds[s]["input"]), (y for s in splits for y in ds[s]["output"]))
 
     def encode(split):
-        src = tok(ds[split]["input"], truncation=True, max_length=max_positions)["input_ids"]
-        tgt = tok(ds[split]["output"], truncation=True, max_length=max_positions)["input_ids"]
+        src = tok(list(ds[split]["input"]), truncation=True, max_length=max_positions)["input_ids"]
+        tgt = tok(list(ds[split]["output"]), truncation=True, max_length=max_positions)["input_ids"]
         return list(zip(src, tgt, strict=True))
 
     return tok, encode("train"), encode("validation")
@@ -81,13 +82,18 @@ def _build(spec: str, tok, variant: str = ""):
     if std:
         overrides = {"initializer_range": float(std)} if arch == "reference_transformer" else {"init_std": float(std)}
     model = build_model(arch, tok, **overrides)
-    if variant == "separate_encoder_embedding":  # the reference's tying: encoder table of its own
+    std = model.config.init_std if arch == "transformer" else None
+    if variant in ("separate_encoder_embedding", "untied_all"):  # the encoder gets a table of its own
         table = nn.Embedding(len(tok), model.config.d_model, padding_idx=0)
-        nn.init.normal_(table.weight, std=model.config.init_std)
+        nn.init.normal_(table.weight, std=std)
         with torch.no_grad():
             table.weight[0].zero_()
         model.model.encoder.embed_tokens = table
-    elif variant == "no_embedding_layernorm":
+    if variant in ("untied_output_layer", "untied_all"):  # the output layer gets a matrix of its own
+        model.config.tie_word_embeddings = False
+        model.lm_head = nn.Linear(model.config.d_model, len(tok), bias=False)
+        nn.init.normal_(model.lm_head.weight, std=std)
+    if variant == "no_embedding_layernorm":
         model.model.encoder.layernorm_embedding = nn.Identity()
         model.model.decoder.layernorm_embedding = nn.Identity()
     return model
@@ -149,7 +155,7 @@ def train_curve(spec, tok, train, val_batches, *, seed, steps, every, batch_size
         opt.step()
         sched.step()
         opt.zero_grad(set_to_none=True)
-        window.append(float(loss))
+        window.append(loss.item())
     return curve
 
 
@@ -185,6 +191,7 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", default="bench_out/fidelity")
     ap.add_argument("--diagnose", action="store_true")
+    ap.add_argument("--variants", nargs="*", help="with --diagnose: only these runs (names as in the table)")
     args = ap.parse_args(argv)
 
     import torch
@@ -199,16 +206,26 @@ def main(argv=None) -> int:
 
     if args.diagnose:
         runs = [("transformer@0.02", ""), ("transformer@0.02", "separate_encoder_embedding"),
+                ("transformer@0.02", "untied_output_layer"), ("transformer@0.02", "untied_all"),
                 ("transformer@0.02", "no_embedding_layernorm"), ("reference_transformer", ""), ("transformer", "")]
+        wanted = set(args.variants or [])
         curves = {}
         for spec, variant in runs:
             name = spec + (f"+{variant}" if variant else "")
-            curves[name] = [train_curve(spec, tok, train, val_batches, seed=0, steps=100, every=25, batch_size=64,
-                                        lr=1e-3, warmup=0, total=10**9, bf16=args.bf16, variant=variant)]
-        (out / "diagnose.json").write_text(json.dumps(curves, indent=1))
+            if wanted and name not in wanted:
+                continue
+            for seed in args.seeds:
+                path = out / f"diagnose_{name.replace('@', '_init').replace('+', '_')}_seed{seed}.json"
+                if not path.is_file():
+                    path.write_text(json.dumps(train_curve(
+                        spec, tok, train, val_batches, seed=seed, steps=100, every=25, batch_size=64, lr=1e-3,
+                        warmup=0, total=10**9, bf16=args.bf16, variant=variant)))
+                curves.setdefault(name, []).append(json.loads(path.read_text()))
         print(_table(curves))
-        for name, (run,) in curves.items():
-            print(f"{name}: embedding cosine {run[0]['embedding_cosine']:.3f} -> {run[-1]['embedding_cosine']:.3f}")
+        for name, runs_ in curves.items():
+            first = sum(r[0]["embedding_cosine"] for r in runs_) / len(runs_)
+            last = sum(r[-1]["embedding_cosine"] for r in runs_) / len(runs_)
+            print(f"{name}: mean cosine of encoder input embeddings {first:.3f} -> {last:.3f}")
         return 0
 
     per_epoch = math.ceil(len(train) / args.batch_size)

@@ -42,6 +42,25 @@ def groups_of(category: str) -> tuple[str, ...]:
     return ("lexical", "lexical_15")
 
 
+def score_rows(predictions: Sequence[str], references: Sequence[str], categories: Sequence[str] | None = None,
+               metric: str = "sem", fmt: str = "auto", inputs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The verdicts of each prediction, the one scoring function of training runs and of the ``sem_match``
+    metric: records with ``gold``, ``prediction``, ``category``, ``exact`` (whitespace-normalised string
+    match) and ``sem`` (Semantic Exact Match; None when ``metric`` is "exact"), plus ``input`` if given."""
+    from .logical_forms import exact_match, sem_match
+
+    if len(references) != len(predictions):
+        raise ValueError(f"{len(predictions)} predictions for {len(references)} references; lengths must match")
+    records = []
+    for i, (pred, gold) in enumerate(zip(predictions, references, strict=True)):
+        record = {"input": inputs[i]} if inputs is not None else {}
+        record.update(gold=gold, prediction=pred, category=categories[i] if categories is not None else None,
+                      sem=bool(sem_match(pred, gold, fmt)) if metric == "sem" else None,
+                      exact=bool(exact_match(pred, gold)))
+        records.append(record)
+    return records
+
+
 def _score(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = len(items)
     out: dict[str, Any] = {"n": n, "exact_match": sum(r["exact"] for r in items) / n if n else None}

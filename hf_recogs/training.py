@@ -32,6 +32,7 @@ With ``push_to_hub: true`` each seed folder is uploaded by :func:`hf_recogs.hub.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import dataclasses
 import difflib
@@ -67,11 +68,11 @@ class ExperimentArguments:
     dataset: str | None = field(
         default=None, metadata={"help": "hf_recogs config name, e.g. recogs_pos, cogs, scan_length (list_configs())"}
     )
-    dataset_params: str | None = field(
+    dataset_params: dict[str, Any] | str | None = field(
         default=None,
         metadata={"help": "parameters of the dataset config as a mapping (YAML) or JSON string, e.g. {seed: 42}"},
     )
-    data_files: str | None = field(
+    data_files: dict[str, Any] | str | None = field(
         default=None,
         metadata={
             "help": "instead of `dataset`: a mapping split -> JSON-lines file with input/output/category fields "
@@ -79,7 +80,7 @@ class ExperimentArguments:
         },
     )
     arch: str = field(default="transformer", metadata={"help": "transformer | lstm | relative_transformer"})
-    model_overrides: str | None = field(
+    model_overrides: dict[str, Any] | str | None = field(
         default=None,
         metadata={"help": "keyword overrides for hf_recogs.models.build_model (mapping or JSON), e.g. {d_model: 64}"},
     )
@@ -169,6 +170,65 @@ class ExperimentArguments:
         },
     )
 
+    def __post_init__(self):
+        """Checks that need no other argument; a problem raises :class:`ConfigError` (one line)."""
+        from .models import ARCHITECTURES
+
+        if self.arch not in ARCHITECTURES:
+            raise ConfigError(f"arch={self.arch!r} is not one of {', '.join(ARCHITECTURES)}")
+        if self.metric not in METRICS:
+            raise ConfigError(f"metric={self.metric!r} is not one of {', '.join(METRICS)}")
+        if self.cpu_bf16 not in ("auto", "true", "false"):
+            raise ConfigError(f"cpu_bf16={self.cpu_bf16!r} is not one of auto, true, false")
+        bad = [sp for sp in self.curve_splits if sp not in SPLITS]
+        if bad:
+            raise ConfigError(f"curve_splits: {', '.join(map(repr, bad))} not among {', '.join(SPLITS)}")
+        if self.curve_samples < 1:
+            raise ConfigError(f"curve_samples must be a positive integer, got {self.curve_samples}")
+        if self.data_order not in DATA_ORDERS:
+            raise ConfigError(f"data_order={self.data_order!r} is not one of {', '.join(DATA_ORDERS)}")
+        for name, allowed in (("eval_splits", EVAL_SPLITS), ("tokenizer_splits", SPLITS)):
+            bad = [s for s in getattr(self, name) if s not in allowed]
+            if bad:
+                raise ConfigError(f"{name}: {', '.join(map(repr, bad))} not among {', '.join(allowed)}")
+        for name in ("dataset_params", "data_files", "model_overrides"):
+            setattr(self, name, _as_mapping(name, getattr(self, name)))
+        if (self.dataset is None) == (not self.data_files):
+            raise ConfigError("give exactly one of `dataset` (an hf_recogs config name) or `data_files`")
+        if self.data_files:
+            bad = [s for s in self.data_files if s not in SPLITS]
+            if bad:
+                raise ConfigError(f"data_files: split names {bad} are not among {', '.join(SPLITS)}")
+            if "train" not in self.data_files:
+                raise ConfigError("data_files needs a 'train' file")
+            for split, path in self.data_files.items():
+                if not Path(path).is_file():
+                    raise ConfigError(f"data_files: {split} file {path!r} not found")
+        else:
+            from .registry import get_config
+
+            try:
+                spec = get_config(self.dataset)
+            except ValueError as exc:
+                from .registry import all_configs
+
+                close = difflib.get_close_matches(self.dataset, list(all_configs()), n=1, cutoff=0.6)
+                if close:
+                    raise ConfigError(
+                        f"unknown hf_recogs config {self.dataset!r}; did you mean {close[0]!r}?"
+                    ) from None
+                raise ConfigError(str(exc)) from None
+            try:
+                spec.resolve_params(self.dataset_params)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+        for name in ("max_train_samples", "max_eval_samples", "cpu_threads"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be a positive integer or null, got {value}")
+        if self.max_positions < 8:
+            raise ConfigError(f"max_positions must be at least 8, got {self.max_positions}")
+
 
 # ---------------------------------------------------------------------------------------------------------
 # Argument parsing
@@ -180,22 +240,36 @@ _MAPPING_FIELDS = ("dataset_params", "data_files", "model_overrides")
 def _make_parser():
     from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
-    parser = HfArgumentParser(
+    # exit_on_error=False: a bad value raises argparse.ArgumentError (turned into one line) instead of printing
+    # the whole usage and exiting.
+    return HfArgumentParser(
         (ExperimentArguments, Seq2SeqTrainingArguments),
         prog="train.py",
         allow_abbrev=False,
+        exit_on_error=False,
         description="Train and evaluate a seq2seq baseline: train.py CONFIG.yaml [--key value | key=value ...]",
     )
 
-    def error(message: str):  # argparse would print the whole usage and exit; we want one line
-        raise ConfigError(message)
 
-    parser.error = error
-    return parser
+def _option_fields() -> dict[str, Any]:
+    """Every option train.py accepts -> its resolved type (fields of both argument dataclasses)."""
+    import typing
+
+    from transformers import Seq2SeqTrainingArguments
+
+    options = {}
+    for cls in (ExperimentArguments, Seq2SeqTrainingArguments):
+        hints = typing.get_type_hints(cls)
+        options.update({f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init})
+    return options
 
 
-def _dests(parser) -> dict[str, Any]:
-    return {a.dest: a for a in parser._actions if a.dest != "help"}
+def _takes_list(annotation) -> bool:
+    import typing
+
+    return typing.get_origin(annotation) is list or any(
+        typing.get_origin(arg) is list for arg in typing.get_args(annotation)
+    )
 
 
 def _suggest(key: str, known) -> str:
@@ -252,7 +326,7 @@ def parse_args(argv: Sequence[str] | None = None):
     if any(a in ("-h", "--help") for a in argv):
         parser.print_help()
         raise SystemExit(0)
-    known = _dests(parser)
+    known = _option_fields()
 
     config_path: Path | None = None
     if argv and argv[0].endswith((".yaml", ".yml")) and not argv[0].startswith("-"):
@@ -301,7 +375,7 @@ def parse_args(argv: Sequence[str] | None = None):
         values["output_dir"] = str(Path("outputs") / config_path.stem)
 
     for key, value in values.items():
-        if isinstance(value, (list, tuple)) and known[key].nargs not in ("+", "*"):
+        if isinstance(value, (list, tuple)) and not _takes_list(known[key]):
             hint = " (a mapping such as {key: value})" if key in _MAPPING_FIELDS else ""
             raise ConfigError(f"{key} takes a single value{hint}, not the list {value!r}")
     full = _to_argv(values) + passthrough
@@ -309,8 +383,10 @@ def parse_args(argv: Sequence[str] | None = None):
         exp, targs, remaining = parser.parse_args_into_dataclasses(
             args=full, return_remaining_strings=True, look_for_args_file=False
         )
-    except ConfigError as exc:
+    except argparse.ArgumentError as exc:
         raise ConfigError(f"invalid value: {exc}; check the YAML file and the overrides") from None
+    except ConfigError:  # from ExperimentArguments.__post_init__: already one line
+        raise
     except (ValueError, TypeError) as exc:  # raised by TrainingArguments.__post_init__
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"invalid training arguments: {first}") from None
@@ -320,7 +396,6 @@ def parse_args(argv: Sequence[str] | None = None):
         raise ConfigError(
             f"unknown option {flags[0]!r}{_suggest(key, known)}; see `python train.py --help` for the valid options"
         )
-    _check_experiment(exp)
     if not targs.do_train and not exp.model_name_or_path:
         raise ConfigError("do_train=false evaluates a trained model: add model_name_or_path=<folder or Hub id>")
     if targs.do_train and exp.model_name_or_path:
@@ -340,8 +415,8 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def _json_field(exp: ExperimentArguments, name: str) -> dict[str, Any]:
-    raw = getattr(exp, name)
+def _as_mapping(name: str, raw) -> dict[str, Any]:
+    """A mapping option given as a dict (YAML) or as a JSON/YAML string (command line)."""
     if raw is None or isinstance(raw, dict):
         return dict(raw or {})
     try:
@@ -356,63 +431,6 @@ def _json_field(exp: ExperimentArguments, name: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ConfigError(f"{name} must be a mapping such as {{key: value}}, got {raw!r}")
     return value
-
-
-def _check_experiment(exp: ExperimentArguments) -> None:
-    from .models import ARCHITECTURES
-
-    if exp.arch not in ARCHITECTURES:
-        raise ConfigError(f"arch={exp.arch!r} is not one of {', '.join(ARCHITECTURES)}")
-    if exp.metric not in METRICS:
-        raise ConfigError(f"metric={exp.metric!r} is not one of {', '.join(METRICS)}")
-    if exp.cpu_bf16 not in ("auto", "true", "false"):
-        raise ConfigError(f"cpu_bf16={exp.cpu_bf16!r} is not one of auto, true, false")
-    bad = [sp for sp in exp.curve_splits if sp not in SPLITS]
-    if bad:
-        raise ConfigError(f"curve_splits: {', '.join(map(repr, bad))} not among {', '.join(SPLITS)}")
-    if exp.curve_samples < 1:
-        raise ConfigError(f"curve_samples must be a positive integer, got {exp.curve_samples}")
-    if exp.data_order not in DATA_ORDERS:
-        raise ConfigError(f"data_order={exp.data_order!r} is not one of {', '.join(DATA_ORDERS)}")
-    for name, allowed in (("eval_splits", EVAL_SPLITS), ("tokenizer_splits", SPLITS)):
-        bad = [s for s in getattr(exp, name) if s not in allowed]
-        if bad:
-            raise ConfigError(f"{name}: {', '.join(map(repr, bad))} not among {', '.join(allowed)}")
-    for name in ("dataset_params", "data_files", "model_overrides"):
-        setattr(exp, name, _json_field(exp, name))
-    if (exp.dataset is None) == (not exp.data_files):
-        raise ConfigError("give exactly one of `dataset` (an hf_recogs config name) or `data_files`")
-    if exp.data_files:
-        bad = [s for s in exp.data_files if s not in SPLITS]
-        if bad:
-            raise ConfigError(f"data_files: split names {bad} are not among {', '.join(SPLITS)}")
-        if "train" not in exp.data_files:
-            raise ConfigError("data_files needs a 'train' file")
-        for split, path in exp.data_files.items():
-            if not Path(path).is_file():
-                raise ConfigError(f"data_files: {split} file {path!r} not found")
-    else:
-        from .registry import get_config
-
-        try:
-            spec = get_config(exp.dataset)
-        except ValueError as exc:
-            from .registry import all_configs
-
-            close = difflib.get_close_matches(exp.dataset, list(all_configs()), n=1, cutoff=0.6)
-            if close:
-                raise ConfigError(f"unknown hf_recogs config {exp.dataset!r}; did you mean {close[0]!r}?") from None
-            raise ConfigError(str(exc)) from None
-        try:
-            spec.resolve_params(exp.dataset_params)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    for name in ("max_train_samples", "max_eval_samples", "cpu_threads"):
-        value = getattr(exp, name)
-        if value is not None and value < 1:
-            raise ConfigError(f"{name} must be a positive integer or null, got {value}")
-    if exp.max_positions < 8:
-        raise ConfigError(f"max_positions must be at least 8, got {exp.max_positions}")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -707,18 +725,11 @@ def decode(tokenizer, ids) -> list[str]:
 
 def score_split(raw, predictions: list[str], metric: str) -> list[dict[str, Any]]:
     """One record per row: input, gold, prediction, category, sem (None for metric=exact), exact."""
-    from .logical_forms import exact_match, sem_match
+    from .reporting import score_rows
 
-    records = []
-    for row, pred in zip(raw, predictions, strict=True):
-        gold = row["output"]
-        exact = bool(exact_match(pred, gold))
-        sem = bool(sem_match(pred, gold)) if metric == "sem" else None
-        records.append(
-            {"input": row["input"], "gold": gold, "prediction": pred, "category": row["category"],
-             "sem": sem, "exact": exact}
-        )
-    return records
+    rows = list(raw)  # a Dataset or a list of row dicts
+    return score_rows(predictions, [r["output"] for r in rows], [r["category"] for r in rows], metric,
+                      inputs=[r["input"] for r in rows])
 
 
 def _last_checkpoint(folder: Path) -> str | None:

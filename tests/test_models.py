@@ -400,3 +400,43 @@ def test_lstm_registered_with_auto_classes():
     config = AutoConfig.for_model("lstm_seq2seq", hidden_size=8, vocab_size=10)
     assert isinstance(config, LstmSeq2SeqConfig)
     assert isinstance(AutoModelForSeq2SeqLM.from_config(config), LstmSeq2SeqForConditionalGeneration)
+
+
+# --- LSTM teacher forcing (Lake & Baroni's SCAN set-up) ------------------------------------------------------------
+
+
+def test_lstm_free_running_updates_feed_back_greedy_predictions(tok):
+    """teacher_forcing_ratio=0: every training forward feeds the decoder its own greedy outputs, which gives the
+    logits generate() computes for the same number of steps; ratio 1 is plain teacher forcing."""
+    torch.manual_seed(0)
+    model = build_model("lstm", tok, attention=False, dropout=0.0, teacher_forcing_ratio=0.0, **TINY["lstm"])
+    inputs = tok(SRC[:3], padding=True, return_tensors="pt")
+    labels = tok(text_target=TGT[:3], padding=True, return_tensors="pt")["input_ids"]
+    labels[labels == PAD_ID] = -100
+    steps = labels.shape[1]
+    model.train()
+    free = model(**inputs, labels=labels).logits
+    model.eval()
+    with torch.no_grad():
+        out = model.generate(**inputs, max_length=steps + 1, min_length=steps + 1, output_logits=True,
+                             return_dict_in_generate=True)
+        teacher = model(**inputs, labels=labels).logits
+    assert torch.allclose(free, torch.stack(out.logits, dim=1), atol=1e-5)
+    assert not torch.allclose(free, teacher, atol=1e-3)  # differs from teacher forcing on this untrained model
+    model.config.teacher_forcing_ratio = 1.0
+    model.train()
+    assert torch.allclose(model(**inputs, labels=labels).logits, teacher, atol=1e-5)
+
+
+def test_lstm_teacher_forcing_ratio_is_a_per_update_draw(tok):
+    torch.manual_seed(0)
+    model = build_model("lstm", tok, dropout=0.0, teacher_forcing_ratio=0.5, **TINY["lstm"]).train()
+    inputs = tok(SRC[:2], padding=True, return_tensors="pt")
+    labels = tok(text_target=TGT[:2], padding=True, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        teacher = model.eval()(**inputs, labels=labels).logits
+        model.train()
+        forced = [torch.allclose(model(**inputs, labels=labels).logits, teacher, atol=1e-5) for _ in range(200)]
+    assert 70 <= sum(forced) <= 130, sum(forced)  # Binomial(200, 0.5): outside this range with p < 1e-4
+    with pytest.raises(Exception, match="teacher_forcing_ratio must be in"):
+        build_model("lstm", tok, teacher_forcing_ratio=1.5)

@@ -63,7 +63,9 @@ def test_local_sem_match_dir_in_cwd_wins(evaluate, tmp_path, monkeypatch):
     local = tmp_path / "sem_match"
     local.mkdir()
     script = (Path(SEM_MATCH_PATH) / "sem_match.py").read_text()
-    local.joinpath("sem_match.py").write_text(script.replace('"n": len(sem)', '"n": len(sem), "local": True'))
+    marked = script.replace('"n": summary["n"]}', '"n": summary["n"], "local": True}')
+    assert marked != script
+    local.joinpath("sem_match.py").write_text(marked)
     monkeypatch.chdir(tmp_path)
     assert evaluate.load("sem_match").compute(predictions=[GOLD], references=[GOLD])["local"] is True
 

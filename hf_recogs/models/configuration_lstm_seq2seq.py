@@ -27,6 +27,9 @@ class LstmSeq2SeqConfig(PreTrainedConfig):
         attention: use the global dot-product attention (default); ``False`` gives a plain encoder–decoder LSTM
             whose decoder state goes straight to the output projection (the best SCAN model of Lake & Baroni).
         tie_word_embeddings: tie the output projection to the decoder input embedding.
+        teacher_forcing_ratio: the share of training updates that feed the decoder the gold previous token
+            (teacher forcing); the others feed it its own greedy prediction, step by step. 1.0 (default) is
+            always teacher forcing, as the ReCOGS reference; Lake & Baroni (2018) trained SCAN with 0.5.
     """
 
     model_type = "lstm_seq2seq"
@@ -46,6 +49,7 @@ class LstmSeq2SeqConfig(PreTrainedConfig):
     decoder_start_token_id: int | None = 1
     is_encoder_decoder: bool = True
     tie_word_embeddings: bool = True
+    teacher_forcing_ratio: float | int = 1.0
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""
@@ -58,6 +62,8 @@ class LstmSeq2SeqConfig(PreTrainedConfig):
             )
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if not 0.0 <= float(self.teacher_forcing_ratio) <= 1.0:
+            raise ValueError(f"teacher_forcing_ratio must be in [0, 1], got {self.teacher_forcing_ratio}")
 
 
 __all__ = ["LstmSeq2SeqConfig"]

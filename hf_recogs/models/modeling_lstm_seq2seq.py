@@ -10,7 +10,11 @@ Architecture (as the reference ``model/encoder_decoder_lstm.py`` of frankaging/R
   ``h̃ = tanh(W [h_t; context])``; logits = ``h̃ E_dec^T + b`` (weight tied to the decoder embedding);
 - ``config.attention=False`` drops the attention (logits from the top decoder state; SCAN's best model);
 - no input feeding, so teacher-forced training runs the decoder LSTM over the whole target at once
-  (the reference loops step by step; the result is the same function).
+  (the reference loops step by step; the result is the same function);
+- ``config.teacher_forcing_ratio < 1``: in training, each update is teacher-forced with that probability (one
+  draw per batch from torch's RNG, so seeded runs and resumed runs draw the same); otherwise the decoder runs
+  free, fed its own greedy prediction at every step for the length of the gold target (Lake & Baroni 2018's
+  SCAN set-up uses 0.5). Evaluation losses are always teacher-forced.
 - weights initialised with PyTorch's defaults, as the reference (embeddings N(0, 1), LSTM and Linear uniform).
 
 Cache: ``past_key_values`` is the decoder LSTM state ``(h, c)``, each ``(batch, layers, hidden)`` (batch first so
@@ -217,10 +221,17 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
             state = tuple(past_key_values)
         state = tuple(s.transpose(0, 1).contiguous() for s in state)  # → (layers, batch, hidden)
 
-        attentional, (h, c) = self.decoder(
-            decoder_input_ids, state, encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask
+        free_running = (
+            self.training and labels is not None and self.config.teacher_forcing_ratio < 1
+            and float(torch.rand(())) >= self.config.teacher_forcing_ratio
         )
-        logits = self.lm_head(attentional)
+        if free_running:
+            logits, (h, c) = self._free_running(decoder_input_ids, state, encoder_outputs, attention_mask)
+        else:
+            attentional, (h, c) = self.decoder(
+                decoder_input_ids, state, encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask
+            )
+            logits = self.lm_head(attentional)
 
         loss = None
         if labels is not None:
@@ -238,6 +249,20 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
             past_key_values=new_past,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
         )
+
+    def _free_running(self, decoder_input_ids, state, encoder_outputs, attention_mask):
+        """Decode ``decoder_input_ids.shape[1]`` steps from the start token, each fed the previous greedy output
+        (detached: no gradient through the argmax)."""
+        token = decoder_input_ids[:, :1]
+        steps = []
+        for _ in range(decoder_input_ids.shape[1]):
+            attentional, state = self.decoder(
+                token, state, encoder_outputs.last_hidden_state, encoder_attention_mask=attention_mask
+            )
+            step_logits = self.lm_head(attentional)
+            steps.append(step_logits)
+            token = step_logits.argmax(dim=-1).detach()
+        return torch.cat(steps, dim=1), state
 
     # --- generation -------------------------------------------------------------------------------------------
     def prepare_inputs_for_generation(

@@ -8,7 +8,7 @@ import datasets
 import evaluate
 
 from hf_recogs.citations import CITATIONS
-from hf_recogs.logical_forms import exact_match, sem_match
+from hf_recogs.reporting import score_rows, summarize
 
 _DESCRIPTION = "SEM: a bijection of variables makes the two multisets of atoms equal (order- and renaming-invariant)."
 _KWARGS_DESCRIPTION = """
@@ -71,15 +71,10 @@ class SemMatch(evaluate.Metric):
     def _compute(self, predictions, references, categories=None, fmt="auto"):
         if categories is not None and len(categories) != len(predictions):
             raise ValueError(f"sem_match: {len(categories)} categories for {len(predictions)} predictions")
-        sem = [sem_match(p, r, fmt) for p, r in zip(predictions, references)]
-        em = [exact_match(p, r) for p, r in zip(predictions, references)]
-        out = {"sem_match": sum(sem) / len(sem) if sem else 0.0, "exact_match": sum(em) / len(em) if em else 0.0,
-               "n": len(sem)}
+        summary = summarize(score_rows(predictions, references, categories, "sem", fmt), "sem")
+        out = {"sem_match": summary["sem_match"] or 0.0, "exact_match": summary["exact_match"] or 0.0,
+               "n": summary["n"]}
         if categories is not None:
-            groups = {}
-            for c, s, e in zip(categories, sem, em):
-                groups.setdefault(c, []).append((s, e))
-            out["per_category"] = {c: {"sem_match": sum(s for s, _ in v) / len(v),
-                                       "exact_match": sum(e for _, e in v) / len(v), "n": len(v)}
-                                   for c, v in sorted(groups.items())}
+            out["per_category"] = {c: {"sem_match": v["sem_match"], "exact_match": v["exact_match"], "n": v["n"]}
+                                   for c, v in summary["per_category"].items()}
         return out
