@@ -16,7 +16,10 @@ collapsed one learns the outputs' language (loss falls) with a gap of ~0.
 Models are ``hf_recogs.models.build_model`` architectures; ``name@std`` overrides the init std
 (``transformer@0.02`` = our Bart model with the reference init, the paper config before this check).
 Each (model, seed) curve is written to ``<out>/<model>_seed<seed>.json`` and skipped when present, so a long
-check can be run a seed at a time; the table is printed from every curve present (mean over seeds).
+check can be run a seed at a time; an unfinished one continues from ``<model>_seed<seed>.state.pt`` (saved at
+every log point). The table is printed from every curve present (mean over seeds). On 2 CPU cores a paper
+step (random batches of 128, padded to each batch's longest row) takes several seconds: 2,000 steps of one
+model and seed are hours, so run the models in parallel processes (``--models`` one each).
 
 Diagnose mode: lr 1e-3 constant, batch 64, 100 steps, one run per ``--seeds`` seed, on Bart variants with
 init 0.02 — the model as shipped (one table for encoder input, decoder input and output layer), with a separate
@@ -113,7 +116,9 @@ def _embedding_cosine(model, tok, sources) -> float:
 
 
 def train_curve(spec, tok, train, val_batches, *, seed, steps, every, batch_size, lr, warmup, total, bf16,
-                variant="", data_seed=None):
+                variant="", data_seed=None, state_path: Path | None = None):
+    """Train and log the curve; with ``state_path``, model/optimizer/RNG state is saved there at every log
+    point and a rerun continues from it (a long paper-schedule check can span several sessions)."""
     import torch
 
     from hf_recogs.training import source_gap
@@ -132,9 +137,18 @@ def train_curve(spec, tok, train, val_batches, *, seed, steps, every, batch_size
     order = list(range(len(train)))
     random.Random(seed if data_seed is None else data_seed).shuffle(order)  # once per seed, as the reference
     per_epoch = math.ceil(len(order) / batch_size)
-    curve, window, t0 = [], [], time.perf_counter()
+    curve, window, t0, start = [], [], time.perf_counter(), 0
+    if state_path is not None and state_path.is_file():
+        state = torch.load(state_path, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        curve, start = state["curve"], state["step"] + 1
+        t0 -= curve[-1]["seconds"]
+        print(f"resuming {spec} seed {seed} after step {state['step']}", flush=True)
     sources = [r[0] for r in train[:5000]]
-    for step in range(steps + 1):
+    for step in range(start, steps + 1):
         if step % every == 0:
             loss, gap = source_gap(model, val_batches, bf16)
             point = {"step": step, "train_loss": sum(window) / len(window) if window else None,
@@ -145,6 +159,12 @@ def train_curve(spec, tok, train, val_batches, *, seed, steps, every, batch_size
             window = []
             print(json.dumps({"model": spec + (f"+{variant}" if variant else ""), "seed": seed, **point}),
                   flush=True)
+            if state_path is not None and step < steps:
+                tmp = state_path.with_suffix(".tmp")
+                torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                            "scheduler": sched.state_dict(), "rng": torch.get_rng_state(), "curve": curve,
+                            "step": step}, tmp)
+                tmp.replace(state_path)
         if step == steps:
             break
         b = step % per_epoch
@@ -238,8 +258,11 @@ def main(argv=None) -> int:
             path = out / f"{spec.replace('@', '_init')}_seed{seed}.json"
             if path.is_file():
                 continue
+            state_path = path.with_suffix(".state.pt")
             curve = train_curve(spec, tok, train, val_batches, seed=seed, steps=args.steps, every=args.every,
-                                batch_size=args.batch_size, lr=args.lr, warmup=warmup, total=total, bf16=args.bf16)
+                                batch_size=args.batch_size, lr=args.lr, warmup=warmup, total=total, bf16=args.bf16,
+                                state_path=state_path)
+            state_path.unlink(missing_ok=True)
             meta = {"model": spec, "seed": seed, "bf16": args.bf16, "threads": torch.get_num_threads(),
                     "batch_size": args.batch_size, "lr": args.lr, "warmup": warmup, "total": total}
             path.write_text(json.dumps({**meta, "curve": curve}, indent=1))

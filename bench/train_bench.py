@@ -221,6 +221,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-generation", action="store_true")
     ap.add_argument("--ablations", action="store_true",
                     help="also time fast_fp32, fast_random and reference_grouped")
+    ap.add_argument("--compile", action="store_true",
+                    help="also time fast_compiled: the fast set-up under torch.compile(dynamic=True); its "
+                    "compilation happens in the untimed warm-up steps and is reported separately")
     ap.add_argument(
         "--extra-archs", default="", help="comma-separated other hf_recogs archs (lstm, relative_transformer) to "
         "time like the fast set-up, as fast_<arch>",
@@ -287,6 +290,9 @@ def main(argv=None) -> int:
                             ref_ex, grouped))
     for arch in filter(None, (a.strip() for a in args.extra_archs.split(","))):
         setups.append(Setup(f"fast_{arch}", model(arch), ours_ex, grouped, bf16=bf16))
+    if args.compile:
+        setups.append(Setup("fast_compiled", torch.compile(model("transformer"), dynamic=True), ours_ex, grouped,
+                            bf16=bf16))
 
     print(f"{args.config}: {len(pairs):,} train rows, vocabulary {len(tok)}, batches {args.batch_size} "
           f"(reference, paper) / {args.fast_batch_size} grouped (fast), fast bf16 {bf16}, torch {torch.__version__} "
@@ -298,8 +304,12 @@ def main(argv=None) -> int:
     for s in setups:
         key = "grouped" if s.batches is grouped else "reference"
         picks[s.name] = _stratified_sample(s.batches, ours_ex, args.steps, random.Random(f"{args.seed}-{key}"))
+        t0 = time.perf_counter()
         s.step(s.batches[0], timed=False)
         s.step(s.batches[-1], timed=False)
+        if s.name == "fast_compiled":
+            print(f"  fast_compiled: 2 warm-up steps with compilation took {time.perf_counter() - t0:.0f} s",
+                  flush=True)
     for i in range(args.steps):
         for s in setups:
             if i < len(picks[s.name]):

@@ -172,12 +172,15 @@ def plot_curves(results: dict[str, Any], path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     if losses:
         left.plot([h["step"] for h in losses], [h["loss"] for h in losses], color="tab:gray", label="train loss")
-    left.plot([h["step"] for h in gaps], [h["source_gap"] for h in gaps], "o-", color="tab:green",
+    points = sorted({(h["step"], h["source_gap"]) for h in gaps}
+                    | {(c["step"], c["eval_source_gap"]) for c in curves if c.get("eval_source_gap") is not None})
+    left.plot([p[0] for p in points], [p[1] for p in points], "o-", color="tab:green",
               label="shuffled-source gap (validation sample)")
     left.set_xlabel("step")
     left.set_ylabel("nats per target token")
     left.legend(fontsize=8)
-    keys = sorted({k for h in curves for k in h if k.endswith(("_sem_match", "_exact_match"))})
+    keys = sorted({k for h in curves for k in h if k.endswith(("_sem_match", "_exact_match"))
+                   and "_lexical_15_" not in k})
     for key in keys:
         points = [(h["step"], 100 * h[key]) for h in curves if h.get(key) is not None]
         label = key.removeprefix("eval_").removesuffix("_sem_match").removesuffix("_exact_match")

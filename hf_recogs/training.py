@@ -40,6 +40,7 @@ import json
 import logging
 import os
 import random
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -402,7 +403,7 @@ def parse_args(argv: Sequence[str] | None = None):
         raise ConfigError("model_name_or_path is for evaluation only: add do_train=false (training always "
                           "starts from a fresh model; resume with resume_from_checkpoint=true)")
     best = (targs.metric_for_best_model or "") if targs.load_best_model_at_end else ""
-    if any(split in best for split in ("gen", "test")):
+    if re.search(r"(^|_)(gen|test)(_|$)", best):
         raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "
                           "validation (e.g. eval_validation_sem_match) or take the last checkpoint")
     exp.config_path = str(config_path) if config_path is not None else None  # for the model card
@@ -845,7 +846,9 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     seed_dir.mkdir(parents=True, exist_ok=True)
     trainer = _trainer_class()(
         model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer,
-        eval_dataset=train_ds if curve_sets else None, callbacks=[monitor] if monitor and training else None,
+        # our evaluate() reads the fixed samples, not eval_dataset; the Trainer only checks that one is given
+        eval_dataset=train_ds if training and args.eval_strategy != "no" else None,
+        callbacks=[monitor] if monitor and training else None,
         decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
     )

@@ -1,6 +1,6 @@
 """Transformer baselines on stock transformers architectures (checkpoints load without custom code).
 
-``reference_transformer``: the ReCOGS reference model exactly as its code builds it (RESULTS of Wu, Manning &
+``reference_transformer``: the ReCOGS reference model exactly as its code builds it (Wu, Manning &
 Potts 2023, `frankaging/ReCOGS` ``run_cogs.py``): a BERT encoder and a BERT decoder with cross-attention in an
 ``EncoderDecoderModel``, 2+2 layers, d_model 300, 4 heads, FFN 512, GELU, dropout 0.1, learned absolute
 positions, token types and an (unused) pooler, init std 0.02 everywhere, the decoder's output layer tied to the
@@ -11,16 +11,18 @@ model emit ``[BOS]`` first).
 
 ``transformer``: the same size on ``BartForConditionalGeneration`` (post-LN, learned positions, SDPA
 attention), our fast model. Bart keeps **one** embedding table for the encoder input, the decoder input and the
-output layer. With that tie and the reference init (std 0.02) the model ignores its source within ~25 Adam steps
-at lr 1e-3 (and later at smaller learning rates): every row of the output layer gets a gradient along the same
-direction (the mean decoder state, pushed away from all non-target words), Adam turns it into an update of
-about ``lr`` per coordinate whatever its size, and after a few dozen steps that shared drift is larger than
-the 0.02 random part that tells source words apart. The encoder then sees nearly the same vector for every
-word and the decoder learns a language model of logical forms. Measured (``bench/fidelity_check.py``
-``--diagnose``): with a separate encoder embedding the same Bart stack uses its source from step 25 like the
-BERT2BERT reference, while dropping the embedding LayerNorm changes nothing. So our default init for
-``transformer`` is ``init_std = d_model ** -0.5`` (0.058), whose random part outlasts the drift (source used
-from the first evaluation); ``init_std=0.02`` restores the reference init exactly.
+output layer, and projects the decoder's last state straight onto that table (BERT first applies a dense +
+GELU + LayerNorm transform). With the reference init (std 0.02) this stack ignores its source within ~25 Adam
+steps at lr 1e-3: the decoder learns a language model of the logical forms and its predictions stop depending
+on the sentence. Measured with ``bench/fidelity_check.py --diagnose`` (docs/TRAINING.md has the table): giving
+Bart an output layer of its own removes the collapse; giving the encoder a table of its own, or dropping the
+embedding LayerNorm, does not; the reference (tied output layer, but behind its transform) does not collapse. So
+the part that collapses is the decoder's input table doubling as its output layer with nothing in between. Our
+reading: at 0.02 the cross-attention path starts ~8x weaker than at d_model^-0.5 (two 0.02 projections in
+series), while the tied table gives the decoder a direct previous-word → next-word route through the residual
+stream that fits the targets' language in a few dozen steps and leaves no gradient for the source. Our default
+init for ``transformer`` is therefore ``init_std = d_model ** -0.5`` (0.058): the source is used from the first
+evaluation; ``init_std=0.02`` restores the reference init exactly, collapse included.
 
 ``relative_transformer``: the same size on ``T5ForConditionalGeneration`` (relative position bias; pre-LN RMSNorm
 without biases, GELU feed-forward). T5 initialises its shared embedding with std 1.0 (no collapse). 64 buckets
