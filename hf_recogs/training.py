@@ -961,9 +961,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
     if threads:
         logger.info("CPU run: %d torch threads per process", threads)
+    from .sources import SourceError
+
     try:
         return run(exp, targs, command)
-    except ConfigError as exc:
+    except (ConfigError, SourceError) as exc:  # SourceError: upstream data missing or corrupt, message names the fix
         print(f"train.py: error: {exc}", file=sys.stderr)
         return 2
 

@@ -560,3 +560,60 @@ def test_reference_transformer_trains_end_to_end(tmp_path):
     assert res["arch"] == "reference_transformer" and res["splits"]["validation"]["exact_match"] >= 0.9
     assert type(AutoModelForSeq2SeqLM.from_pretrained(d)).__name__ == "EncoderDecoderModel"
     assert "reference_transformer" in (d / "README.md").read_text()
+
+
+def test_missing_upstream_data_is_one_line(tmp_path, no_mirror, capsys, monkeypatch):
+    """Offline without mirror or cache: one line naming the file and the fix, exit 2, no traceback."""
+    from hf_recogs.training import main
+
+    monkeypatch.setenv("HF_RECOGS_CACHE", str(tmp_path / "cache"))
+    cfg = write_config(tmp_path)
+    text = cfg.read_text().split("\n")
+    import yaml
+
+    values = yaml.safe_load("\n".join(text))
+    values.pop("data_files")
+    values["dataset"] = "scan_simple"
+    cfg.write_text(yaml.safe_dump(values))
+    assert main([str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("train.py: error: hf_recogs: ") and "HF_RECOGS_MIRROR" in err and "\n" not in err
+
+
+def test_publish_run_to_results_folder(tmp_path):
+    """hf_recogs.results: finished seeds copied with gzipped predictions, the median seed's model loadable,
+    unfinished seeds skipped, the run folder untouched, and refusals in one line."""
+    import gzip
+
+    from transformers import AutoModelForSeq2SeqLM
+
+    from hf_recogs.results import main as publish_main
+    from hf_recogs.results import median_seed
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, seeds=[7, 8, 9], num_train_epochs=1)
+    assert main([str(cfg)]) == 0
+    run = tmp_path / "out"
+    (run / "seed_10").mkdir()  # an unfinished seed
+    before = {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()}
+    seeds = {s: json.loads((run / f"seed_{s}" / "results.json").read_text()) for s in (7, 8, 9)}
+    gen = {s: r["splits"]["gen"]["exact_match"] for s, r in seeds.items()}
+    chosen = median_seed(seeds)
+    assert sorted(gen, key=lambda s: (gen[s], s))[1] == chosen
+    dest = tmp_path / "results" / "tiny"
+    assert publish_main([str(run), str(dest), "--checkpoint", "median"]) == 0
+    assert {p.name for p in dest.iterdir()} == {"seed_7", "seed_8", "seed_9", "aggregate.json", "aggregate.md",
+                                                "aggregate.png"}
+    for s in (7, 8, 9):
+        original = (run / f"seed_{s}" / "predictions_gen.jsonl").read_bytes()
+        assert gzip.decompress((dest / f"seed_{s}" / "predictions_gen.jsonl.gz").read_bytes()) == original
+        assert (dest / f"seed_{s}" / "model.safetensors").is_file() == (s == chosen)
+    assert AutoModelForSeq2SeqLM.from_pretrained(dest / f"seed_{chosen}") is not None
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == before
+    # same predictions, same bytes (no gzip timestamp)
+    again = tmp_path / "again"
+    assert publish_main([str(run), str(again)]) == 0
+    assert (again / "seed_7" / "predictions_gen.jsonl.gz").read_bytes() == (
+        dest / "seed_7" / "predictions_gen.jsonl.gz").read_bytes()
+    assert publish_main([str(run), str(tmp_path / "x"), "--checkpoint", "10"]) == 2
+    assert publish_main([str(tmp_path / "nothing"), str(tmp_path / "y")]) == 2

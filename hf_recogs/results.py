@@ -1,0 +1,125 @@
+"""Copy a finished training run into the repository's ``results/`` folder: small, reproducible, loadable.
+
+    python -m hf_recogs.results outputs/recogs_pos_transformer_fast results/recogs_pos_transformer_fast \\
+        [--checkpoint median | <seed>]
+
+For every finished seed (``seed_<n>/results.json`` present) it copies ``results.json``, the model card, the
+plots and ``curves.jsonl``, and writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz``
+(gzip without a timestamp, so the same predictions give the same bytes); the run's ``aggregate.*`` files come
+along. ``--checkpoint`` also copies one seed's model, generation config and tokenizer, so that
+``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works: ``median`` picks the seed whose
+primary score on gen (else test, else validation) is the median of the seeds (the lower one of the middle two
+for an even count). Checkpoints above ``MAX_CHECKPOINT_MB`` are refused. Unfinished seeds are skipped with a
+message; nothing in the run folder is modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import shutil
+import sys
+from pathlib import Path
+
+MAX_CHECKPOINT_MB = 20
+RUN_FILES = ("results.json", "README.md", "per_category.png", "curves.png", "curves.jsonl")
+CHECKPOINT_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                    "tokenizer_config.json", "special_tokens_map.json")
+AGGREGATE_FILES = ("aggregate.json", "aggregate.md", "aggregate.png")
+
+
+class PublishError(ValueError):
+    """A run that cannot be published as asked; the message is one line and names the fix."""
+
+
+def finished_seeds(run_dir: Path) -> dict[int, dict]:
+    """seed -> results of every finished seed folder of ``run_dir``."""
+    seeds = {}
+    for folder in sorted(run_dir.glob("seed_*")):
+        path = folder / "results.json"
+        if path.is_file() and folder.name.removeprefix("seed_").isdigit():
+            seeds[int(folder.name.removeprefix("seed_"))] = json.loads(path.read_text(encoding="utf-8"))
+    return seeds
+
+
+def _primary(results: dict) -> float:
+    for split in ("gen", "test", "validation"):
+        if split in results["splits"]:
+            summary = results["splits"][split]
+            return summary[summary["primary"]] or 0.0
+    raise PublishError(f"seed {results['seed']} has no scored split; evaluate it first")
+
+
+def median_seed(seeds: dict[int, dict]) -> int:
+    ranked = sorted(seeds, key=lambda s: (_primary(seeds[s]), s))
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def _gzip_copy(src: Path, dest: Path) -> None:
+    with open(src, "rb") as f_in, open(dest, "wb") as raw, gzip.GzipFile(
+        filename="", mode="wb", fileobj=raw, mtime=0
+    ) as f_out:
+        shutil.copyfileobj(f_in, f_out)
+
+
+def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Path]:
+    """Copy the finished seeds of ``run_dir`` to ``dest``; returns the files written."""
+    run_dir, dest = Path(run_dir), Path(dest)
+    seeds = finished_seeds(run_dir)
+    if not seeds:
+        raise PublishError(f"{run_dir}: no finished seed (no seed_<n>/results.json); let the run finish first")
+    chosen = None
+    if checkpoint is not None:
+        chosen = median_seed(seeds) if checkpoint == "median" else int(checkpoint)
+        if chosen not in seeds:
+            raise PublishError(f"--checkpoint {checkpoint}: seed {chosen} is not a finished seed of {run_dir}")
+        weights = run_dir / f"seed_{chosen}" / "model.safetensors"
+        if not weights.is_file():
+            raise PublishError(f"{weights} is missing; publish another seed or retrain this one")
+        size_mb = weights.stat().st_size / 2**20
+        if size_mb > MAX_CHECKPOINT_MB:
+            raise PublishError(f"{weights} is {size_mb:.1f} MB, above {MAX_CHECKPOINT_MB} MB; publish it to the Hub "
+                               "with python -m hf_recogs.hub instead")
+    written: list[Path] = []
+    for seed in seeds:
+        src, out = run_dir / f"seed_{seed}", dest / f"seed_{seed}"
+        out.mkdir(parents=True, exist_ok=True)
+        names = [n for n in RUN_FILES if (src / n).is_file()]
+        if seed == chosen:
+            names += [n for n in CHECKPOINT_FILES if (src / n).is_file()]
+        for name in names:
+            shutil.copyfile(src / name, out / name)
+            written.append(out / name)
+        for pred in sorted(src.glob("predictions_*.jsonl")):
+            target = out / (pred.name + ".gz")
+            _gzip_copy(pred, target)
+            written.append(target)
+    for name in AGGREGATE_FILES:
+        if (run_dir / name).is_file():
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(run_dir / name, dest / name)
+            written.append(dest / name)
+    return written
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m hf_recogs.results", description=__doc__.split("\n\n")[0])
+    ap.add_argument("run_dir", type=Path, help="a train.py output_dir (holds seed_<n>/ folders)")
+    ap.add_argument("dest", type=Path, help="where to write, e.g. results/<run name>")
+    ap.add_argument("--checkpoint", default=None, help="'median' or a seed: also copy that seed's model")
+    args = ap.parse_args(argv)
+    try:
+        written = publish(args.run_dir, args.dest, args.checkpoint)
+    except PublishError as exc:
+        print(f"hf_recogs.results: error: {exc}", file=sys.stderr)
+        return 2
+    skipped = sorted(p.name for p in args.run_dir.glob("seed_*") if not (p / "results.json").is_file())
+    if skipped:
+        print(f"skipped unfinished: {', '.join(skipped)}")
+    print(f"wrote {len(written)} files under {args.dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
