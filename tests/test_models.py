@@ -440,3 +440,30 @@ def test_lstm_teacher_forcing_ratio_is_a_per_update_draw(tok):
     assert 70 <= sum(forced) <= 130, sum(forced)  # Binomial(200, 0.5): outside this range with p < 1e-4
     with pytest.raises(Exception, match="teacher_forcing_ratio must be in"):
         build_model("lstm", tok, teacher_forcing_ratio=1.5)
+
+
+# --- GRU cell (SyGNS's GRU baseline) -------------------------------------------------------------------------------
+
+
+def test_gru_cell_trains_caches_and_reloads(tok, tmp_path):
+    from transformers import AutoModelForSeq2SeqLM
+
+    torch.manual_seed(0)
+    model = build_model("lstm", tok, cell="gru", **{**TINY["lstm"], "encoder_layers": 2, "decoder_layers": 2})
+    assert isinstance(model.encoder.rnn, torch.nn.GRU) and isinstance(model.decoder.rnn, torch.nn.GRU)
+    # a GRU layer has 3 gates where an LSTM has 4
+    lstm = build_model("lstm", tok, **{**TINY["lstm"], "encoder_layers": 2, "decoder_layers": 2})
+    h = TINY["lstm"]["hidden_size"]
+    assert count_parameters(lstm) - count_parameters(model) == 4 * (h * (h + h) + 2 * h)
+    with torch.no_grad():
+        before = model.eval()(**_batch(tok)).loss.item()
+    losses = _train(model, tok, steps=40)
+    assert losses[-1] < 0.5 * before, (before, losses[-1])
+    inputs = tok(SRC[:8], padding=True, return_tensors="pt")
+    cached = model.generate(**inputs, max_length=12)
+    assert torch.equal(cached, model.generate(**inputs, max_length=12, use_cache=False))
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert loaded.config.cell == "gru" and torch.equal(loaded.generate(**inputs, max_length=12), cached)
+    with pytest.raises(Exception, match="cell must be 'lstm' or 'gru'"):
+        build_model("lstm", tok, cell="rnn")

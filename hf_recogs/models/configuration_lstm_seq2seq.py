@@ -27,6 +27,7 @@ class LstmSeq2SeqConfig(PreTrainedConfig):
         attention: use the global dot-product attention (default); ``False`` gives a plain encoder–decoder LSTM
             whose decoder state goes straight to the output projection (the best SCAN model of Lake & Baroni).
         tie_word_embeddings: tie the output projection to the decoder input embedding.
+        cell: "lstm" (default) or "gru": the recurrent layers of encoder and decoder.
         teacher_forcing_ratio: the share of training updates that feed the decoder the gold previous token
             (teacher forcing); the others feed it its own greedy prediction, step by step. 1.0 (default) is
             always teacher forcing, as the ReCOGS reference; Lake & Baroni (2018) trained SCAN with 0.5.
@@ -50,6 +51,7 @@ class LstmSeq2SeqConfig(PreTrainedConfig):
     is_encoder_decoder: bool = True
     tie_word_embeddings: bool = True
     teacher_forcing_ratio: float | int = 1.0
+    cell: str = "lstm"
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""
@@ -62,6 +64,8 @@ class LstmSeq2SeqConfig(PreTrainedConfig):
             )
         if not 0.0 <= float(self.dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.cell not in ("lstm", "gru"):
+            raise ValueError(f"cell must be 'lstm' or 'gru', got {self.cell!r}")
         if not 0.0 <= float(self.teacher_forcing_ratio) <= 1.0:
             raise ValueError(f"teacher_forcing_ratio must be in [0, 1], got {self.teacher_forcing_ratio}")
 

@@ -1,4 +1,4 @@
-"""The ReCOGS reference LSTM (RESULTS §5.2) as a transformers model with ``generate()`` support.
+"""The ReCOGS reference LSTM (Wu, Manning & Potts 2023) as a transformers model with ``generate()`` support.
 
 Self-contained (copied next to saved checkpoints for ``trust_remote_code=True``): imports only torch,
 transformers and the sibling configuration module.
@@ -9,6 +9,8 @@ Architecture (as the reference ``model/encoder_decoder_lstm.py`` of frankaging/R
   dot-product attention of the top decoder state over the encoder outputs (padding masked);
   ``h̃ = tanh(W [h_t; context])``; logits = ``h̃ E_dec^T + b`` (weight tied to the decoder embedding);
 - ``config.attention=False`` drops the attention (logits from the top decoder state; SCAN's best model);
+- ``config.cell="gru"`` uses GRU layers instead of LSTM layers (SyGNS's GRU baseline); the state then has no
+  cell, and the ``c`` half of the cache below is zeros that nothing reads;
 - no input feeding, so teacher-forced training runs the decoder LSTM over the whole target at once
   (the reference loops step by step; the result is the same function);
 - ``config.teacher_forcing_ratio < 1``: in training, each update is teacher-forced with that probability (one
@@ -54,13 +56,26 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     return shifted
 
 
+def _recurrent_layers(config: LstmSeq2SeqConfig, layers: int) -> nn.Module:
+    cls = nn.GRU if config.cell == "gru" else nn.LSTM
+    return cls(config.hidden_size, config.hidden_size, layers, batch_first=True)
+
+
+def _run(rnn: nn.Module, inputs, state=None):
+    """Run an LSTM or GRU; the state is always ``(h, c)`` (a GRU gets ``h`` and returns zeros for ``c``)."""
+    if isinstance(rnn, nn.GRU):
+        outputs, h = rnn(inputs, None if state is None else state[0])
+        return outputs, (h, torch.zeros_like(h))
+    return rnn(inputs, state)
+
+
 class LstmSeq2SeqEncoder(nn.Module):
     main_input_name = "input_ids"
 
     def __init__(self, config: LstmSeq2SeqConfig):
         super().__init__()
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
-        self.lstm = nn.LSTM(config.hidden_size, config.hidden_size, config.encoder_layers, batch_first=True)
+        self.rnn = _recurrent_layers(config, config.encoder_layers)
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None, **kwargs):
@@ -72,12 +87,12 @@ class LstmSeq2SeqEncoder(nn.Module):
             packed = nn.utils.rnn.pack_padded_sequence(
                 embedded, lengths, batch_first=True, enforce_sorted=False
             )
-            packed_out, (h, c) = self.lstm(packed)
+            packed_out, (h, c) = _run(self.rnn, packed)
             outputs, _ = nn.utils.rnn.pad_packed_sequence(
                 packed_out, batch_first=True, total_length=total_length
             )
         else:
-            outputs, (h, c) = self.lstm(embedded)
+            outputs, (h, c) = _run(self.rnn, embedded)
         return LstmSeq2SeqEncoderOutput(
             last_hidden_state=self.dropout(outputs),
             final_hidden=h.transpose(0, 1),
@@ -90,7 +105,7 @@ class LstmSeq2SeqDecoder(nn.Module):
         super().__init__()
         hidden = config.hidden_size
         self.embed_tokens = nn.Embedding(config.vocab_size, hidden)
-        self.lstm = nn.LSTM(hidden, hidden, config.decoder_layers, batch_first=True)
+        self.rnn = _recurrent_layers(config, config.decoder_layers)
         self.attn_combine = nn.Linear(2 * hidden, hidden) if config.attention else None
         self.dropout = nn.Dropout(config.dropout)
 
@@ -104,7 +119,7 @@ class LstmSeq2SeqDecoder(nn.Module):
         """``state``: (h, c), each (layers, batch, hidden). Returns attentional states (batch, T, hidden) and the
         new state."""
         embedded = self.dropout(self.embed_tokens(input_ids))
-        outputs, state = self.lstm(embedded, state)
+        outputs, state = _run(self.rnn, embedded, state)
         if self.attn_combine is None:  # no attention: the top LSTM state feeds the output projection
             return outputs, state
         scores = torch.bmm(outputs, encoder_hidden_states.transpose(1, 2))  # (B, T, S)
@@ -132,7 +147,7 @@ class LstmSeq2SeqPreTrainedModel(PreTrainedModel):
         # that loading a checkpoint does not re-initialise loaded weights.
         if isinstance(module, nn.Embedding):
             init.normal_(module.weight, mean=0.0, std=1.0)
-        elif isinstance(module, nn.LSTM):
+        elif isinstance(module, (nn.LSTM, nn.GRU)):
             bound = module.hidden_size**-0.5
             for param in module.parameters():
                 init.uniform_(param, -bound, bound)
