@@ -6,9 +6,11 @@ reads a YAML file whose top-level keys are fields of either dataclass, then appl
 either ``--learning_rate 3e-4`` (argparse style) or ``learning_rate=3e-4`` (value parsed as YAML, so
 ``seeds=[1,2]`` works). Unknown keys, malformed values and broken YAML stop with a one-line ``ConfigError``.
 
-For each seed in ``seeds`` the run trains a ``Seq2SeqTrainer`` in ``<output_dir>/seed_<seed>/`` and then
-decodes greedily (``predict_with_generate``) every split named in ``eval_splits``; it writes the model,
-tokenizer and config, ``predictions_<split>.jsonl``, ``results.json``, ``per_category.png`` and the model card
+For each seed in ``seeds`` the run trains a ``Seq2SeqTrainer`` (``BaselineTrainer``: source-gap checks,
+learning curves at every evaluation, batches grouped by source + target length, bf16 autocast on CPUs that
+have it; see docs/TRAINING.md) in ``<output_dir>/seed_<seed>/`` and then decodes greedily
+(``predict_with_generate``) every split named in ``eval_splits``; it writes the model, tokenizer and config,
+``predictions_<split>.jsonl``, ``results.json``, ``per_category.png``, ``curves.png`` and the model card
 ``README.md``. With several seeds it also writes ``aggregate.json`` / ``aggregate.md`` / ``aggregate.png``
 (mean and bootstrapped 95 % CI per category and per lexical/structural group) in ``<output_dir>``.
 
@@ -20,6 +22,7 @@ Command lines (tested):
     accelerate launch --multi_gpu --num_processes 2 train.py configs/smoke.yaml   # DDP; on CPU too (gloo)
     torchrun --nproc_per_node 2 train.py configs/smoke.yaml                       # the same DDP run
     accelerate launch train.py configs/smoke.yaml resume_from_checkpoint=true     # continue a killed run
+    python train.py configs/smoke.yaml do_train=false model_name_or_path=outputs/smoke/seed_42  # evaluate only
 
 On CPU, ``accelerate launch`` exports ``OMP_NUM_THREADS=1``; :func:`configure_cpu_threads` gives torch the idle
 physical cores again (``cpu_threads: N`` to choose). ``accelerate launch --cpu --num_processes 2`` does not start

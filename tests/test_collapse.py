@@ -6,11 +6,13 @@ Adam steps (lr 1e-3, batches of 32 ReCOGS_pos training rows of ≤ 10 words) and
 validation loss when every row gets another row's source, minus the loss with the true sources. The Bart
 model with init 0.02 is trained alongside, and must collapse, so that the test is known to be able to fail.
 Measured when this test was written: gap 0.00 for Bart at 0.02 (its loss fell from 6.7 to 1.0), 0.4-1.0 for
-the shipped defaults.
+the shipped defaults. bf16 autocast where the CPU has it, as train.py; HF_RECOGS_TEST_FP32=1 runs fp32
+(checked: same outcome).
 """
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -18,10 +20,11 @@ import torch
 
 from hf_recogs.models import ARCHITECTURES, build_model
 from hf_recogs.tokenization import build_tokenizer
-from hf_recogs.training import source_gap
+from hf_recogs.training import cpu_has_native_bf16, source_gap
 
 pytestmark = pytest.mark.mirror
 STEPS, BATCH, MIN_GAP = 60, 32, 0.2
+BF16 = cpu_has_native_bf16() and not os.environ.get("HF_RECOGS_TEST_FP32")  # as train.py does by default; fp32 elsewhere (emulated bf16 is slow)
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +65,7 @@ def _gap_after_training(arch, tok, rows, **overrides) -> tuple[float, float, flo
     try:
         for step in range(STEPS):
             batch = _collate(tok, [rows[(step * BATCH + j) % 2000] for j in range(BATCH)])
-            with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=BF16):
                 loss = model(**batch).loss
             loss.backward()
             opt.step()
