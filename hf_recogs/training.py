@@ -567,7 +567,9 @@ def source_gap(model, batches, bf16: bool = False) -> tuple[float, float]:
         for batch in batches:
             batch = {k: v.to(device) for k, v in batch.items()}
             true_losses.append(float(model(**batch).loss))
-            rolled = dict(batch, input_ids=batch["input_ids"].roll(1, 0), attention_mask=batch["attention_mask"].roll(1, 0))
+            # every row gets the previous row's source (its mask too); labels stay
+            rolled = dict(batch, input_ids=batch["input_ids"].roll(1, 0),
+                          attention_mask=batch["attention_mask"].roll(1, 0))
             shuffled_losses.append(float(model(**rolled).loss))
     model.train(was_training)
     true_loss = sum(true_losses) / len(true_losses)
@@ -968,7 +970,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return run(exp, targs, command)
-    except (ConfigError, SourceError) as exc:  # SourceError: upstream data missing or corrupt, message names the fix
+    except (ConfigError, SourceError) as exc:  # SourceError: upstream data missing or corrupt; names the fix
         print(f"train.py: error: {exc}", file=sys.stderr)
         return 2
 
