@@ -304,8 +304,23 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} not found; pass a YAML file such as configs/smoke.yaml")
+    class UniqueKeyLoader(yaml.SafeLoader):
+        """A mapping that repeats a key is an error (PyYAML would silently keep the last value)."""
+
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise ConfigError(f"{path}: line {key_node.start_mark.line + 1}: {key!r} is given twice; "
+                                      "keep one")
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader)  # noqa: S506 (safe loader)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -355,8 +370,11 @@ def parse_args(argv: Sequence[str] | None = None):
                     f"unknown option {key!r} on the command line{_suggest(key, known)}; "
                     "see `python train.py --help`"
                 )
+            if not raw.strip():
+                raise ConfigError(f"{key}= has no value; give one (e.g. {key}=<value>) or leave it out for the "
+                                  "default")
             try:
-                values[key] = yaml.safe_load(raw) if raw.strip() else None
+                values[key] = yaml.safe_load(raw)
             except yaml.YAMLError:
                 values[key] = raw
         elif item.endswith((".yaml", ".yml")) and not item.startswith("-") and not passthrough:
@@ -400,6 +418,14 @@ def parse_args(argv: Sequence[str] | None = None):
         raise ConfigError(
             f"unknown option {flags[0]!r}{_suggest(key, known)}; see `python train.py --help` for the valid options"
         )
+    if targs.max_steps <= 0 and targs.num_train_epochs <= 0 and targs.do_train:
+        raise ConfigError(f"num_train_epochs={targs.num_train_epochs} trains nothing; give a positive "
+                          "num_train_epochs or max_steps")
+    for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):
+        if getattr(targs, name) < 1:
+            raise ConfigError(f"{name}={getattr(targs, name)} must be at least 1")
+    if targs.do_train:
+        _check_model_overrides(exp)
     if not targs.do_train and not exp.model_name_or_path:
         raise ConfigError("do_train=false evaluates a trained model: add model_name_or_path=<folder or Hub id>")
     if targs.do_train and exp.model_name_or_path:
@@ -411,6 +437,18 @@ def parse_args(argv: Sequence[str] | None = None):
                           "validation (e.g. eval_validation_sem_match) or take the last checkpoint")
     exp.config_path = str(config_path) if config_path is not None else None  # for the model card
     return exp, targs
+
+
+def _check_model_overrides(exp: ExperimentArguments) -> None:
+    """Build the model's config now, so that e.g. d_model not divisible by the heads is a one-line error before
+    any data is loaded."""
+    from .models import build_config
+
+    try:
+        build_config(exp.arch, vocab_size=16, max_positions=exp.max_positions, **exp.model_overrides)
+    except (ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"model_overrides for {exp.arch}: {first}") from None
 
 
 def _cuda_available() -> bool:

@@ -617,3 +617,30 @@ def test_publish_run_to_results_folder(tmp_path):
         dest / "seed_7" / "predictions_gen.jsonl.gz").read_bytes()
     assert publish_main([str(run), str(tmp_path / "x"), "--checkpoint", "10"]) == 2
     assert publish_main([str(tmp_path / "nothing"), str(tmp_path / "y")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "argv", "needle"),
+    [
+        ("", ["learning_rate="], "learning_rate= has no value"),
+        ("", ["num_train_epochs=-1"], "trains nothing"),
+        ("", ["per_device_train_batch_size=0"], "per_device_train_batch_size=0 must be at least 1"),
+        ("", ["model_overrides={d_model: 65}"], "width 65 is not divisible by encoder_attention_heads=4"),
+        ("", ["model_overrides={d_model: 0}"], "model width must be at least 1"),
+        ("learning_rate: 0.1\nlearning_rate: 0.2\n", [], "'learning_rate' is given twice"),
+    ],
+)
+def test_loose_values_are_one_line_errors(tmp_path, yaml_text, argv, needle):
+    """Values that used to be accepted silently (or crashed later) stop at parse time with one line."""
+    cfg = write_config(tmp_path)
+    cfg.write_text(cfg.read_text() + yaml_text)
+    with pytest.raises(ConfigError) as info:
+        parse_args([str(cfg), *argv])
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_non_utf8_yaml_is_one_line(tmp_path):
+    cfg = write_config(tmp_path)
+    cfg.write_bytes(cfg.read_bytes() + b"note: caf\xe9\n")
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        parse_args([str(cfg)])

@@ -85,6 +85,38 @@ def special_token_ids(tokenizer) -> dict:
     return ids
 
 
+def build_config(arch: str, vocab_size: int, max_positions: int = 512, special_ids: dict | None = None,
+                 **overrides):
+    """The config ``build_model`` would use (checks the overrides without building any weights)."""
+    _, _, make_config = _builders(arch)
+    if max_positions < 1:
+        raise ValueError(f"max_positions must be >= 1, got {max_positions}")
+    unknown = sorted(set(overrides) - set(valid_overrides(arch)))
+    if unknown:
+        raise ValueError(
+            f"unknown override(s) for {arch!r}: {', '.join(unknown)}; valid: {', '.join(valid_overrides(arch))}"
+        )
+    special = special_ids or {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "decoder_start_token_id": 1}
+    config = make_config(vocab_size, special, max_positions, **overrides)
+    _check_heads(config)
+    return config
+
+
+def _check_heads(config) -> None:
+    """Attention needs the model width to split evenly into heads (Bart/BERT check only when building weights)."""
+    parts = [config] + [getattr(config, side) for side in ("encoder", "decoder") if hasattr(config, side)]
+    for part in parts:
+        width = getattr(part, "d_model", None)
+        width = getattr(part, "hidden_size", None) if width is None else width
+        if isinstance(width, int) and width < 1:
+            raise ValueError(f"the model width must be at least 1, got {width}")
+        for heads_name in ("encoder_attention_heads", "decoder_attention_heads", "num_attention_heads"):
+            heads = getattr(part, heads_name, None)
+            if width and isinstance(heads, int) and heads > 0 and width % heads:
+                raise ValueError(f"the model width {width} is not divisible by {heads_name}={heads}; "
+                                 "choose a width that is a multiple of the heads")
+
+
 def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> PreTrainedModel:
     """A freshly initialised model of ``arch`` for ``tokenizer``'s vocabulary (seed torch before calling).
 
@@ -93,16 +125,9 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     ``overrides``: config fields, e.g. ``d_model=32, encoder_layers=1`` (transformer), ``d_model=32,
     num_layers=1`` (relative_transformer), ``hidden_size=32`` (lstm); see ``valid_overrides(arch)``.
     """
-    _, model_class, make_config = _builders(arch)
-    if max_positions < 1:
-        raise ValueError(f"max_positions must be >= 1, got {max_positions}")
-    unknown = sorted(set(overrides) - set(valid_overrides(arch)))
-    if unknown:
-        raise ValueError(
-            f"unknown override(s) for {arch!r}: {', '.join(unknown)}; valid: {', '.join(valid_overrides(arch))}"
-        )
+    _, model_class, _ = _builders(arch)
     special = special_token_ids(tokenizer)
-    config = make_config(len(tokenizer), special, max_positions, **overrides)
+    config = build_config(arch, len(tokenizer), max_positions, special, **overrides)
     model = model_class(config)
     model.generation_config = GenerationConfig(
         decoder_start_token_id=special["decoder_start_token_id"],
@@ -126,6 +151,7 @@ __all__ = [
     "LstmSeq2SeqConfig",
     "LstmSeq2SeqForConditionalGeneration",
     "bart_config",
+    "build_config",
     "build_model",
     "count_parameters",
     "special_token_ids",

@@ -66,7 +66,7 @@ def bart_config(vocab_size: int, special_ids: dict, max_positions: int, **overri
         dropout=DROPOUT,
         attention_dropout=DROPOUT,
         activation_dropout=0.0,
-        init_std=overrides.get("d_model", D_MODEL) ** -0.5,  # not 0.02: see the module docstring
+        init_std=max(1, overrides.get("d_model", D_MODEL)) ** -0.5,  # not 0.02: see the module docstring
         max_position_embeddings=max_positions,
         scale_embedding=False,
         forced_eos_token_id=None,
