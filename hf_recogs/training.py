@@ -947,7 +947,10 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         "vocab_size": len(tokenizer),
         "bf16": bool(args.bf16),
         "train": None if not training else {
-            "loss": train_out.training_loss,
+            # the Trainer's training_loss covers only the steps of this process (after a resume: only the steps
+            # since the resume, 0.0 when resuming a finished run); "loss" is over the whole run's logged steps
+            "loss": _whole_run_loss(history),
+            "loss_this_process": train_out.training_loss,
             "global_step": train_out.global_step,
             "runtime_s": train_out.metrics.get("train_runtime"),
             "epochs": args.num_train_epochs,
@@ -974,6 +977,19 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     trainer.accelerator.wait_for_everyone()
     del trainer, model
     return results
+
+
+def _whole_run_loss(history: list[dict]) -> float | None:
+    """Mean training loss over all logged steps of the run, resumes included (each logged value is the mean of
+    the steps since the previous log, so it is weighted by their number)."""
+    total = weight = 0.0
+    previous = 0
+    for h in history:
+        if "loss" in h:
+            total += h["loss"] * (h["step"] - previous)
+            weight += h["step"] - previous
+            previous = h["step"]
+    return total / weight if weight else None
 
 
 def hyperparameters(exp, args) -> dict[str, Any]:

@@ -644,3 +644,25 @@ def test_non_utf8_yaml_is_one_line(tmp_path):
     cfg.write_bytes(cfg.read_bytes() + b"note: caf\xe9\n")
     with pytest.raises(ConfigError, match="not UTF-8 text"):
         parse_args([str(cfg)])
+
+
+def test_whole_run_loss_weights_each_logged_window():
+    from hf_recogs.training import _whole_run_loss
+
+    history = [{"step": 5, "loss": 2.0}, {"step": 0, "source_gap": 0.1}, {"step": 10, "loss": 1.0},
+               {"step": 12, "loss": 4.0}, {"step": 12, "eval_loss": 9.0}]
+    assert _whole_run_loss(history) == pytest.approx((5 * 2.0 + 5 * 1.0 + 2 * 4.0) / 12)
+    assert _whole_run_loss([{"step": 3, "source_gap": 0.0}]) is None
+
+
+def test_resumed_run_reports_the_whole_runs_loss(tmp_path):
+    """Resuming a finished run (0 new steps) used to report loss 0.0; now the loss of the whole run."""
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=2, save_strategy="epoch")
+    assert main([str(cfg)]) == 0
+    first = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())["train"]
+    assert main([str(cfg), "overwrite_output_dir=true", "resume_from_checkpoint=true"]) == 0
+    again = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())["train"]
+    assert again["resumed_from"] and again["loss_this_process"] == 0.0
+    assert again["loss"] == pytest.approx(first["loss"]) and first["loss"] > 0.5
