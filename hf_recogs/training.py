@@ -1029,6 +1029,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+def _move_aside(seed_dir: Path) -> None:
+    """Before a seed is retrained from scratch, its old folder becomes ``<seed_dir>.previous-<time>``: nothing
+    written is lost, and a run killed half way cannot leave old results next to new checkpoints (where a later
+    resume would report the old results as its own)."""
+    from accelerate import PartialState
+
+    state = PartialState()
+    if state.is_main_process and seed_dir.is_dir() and any(seed_dir.iterdir()):
+        import time
+
+        target = seed_dir.with_name(f"{seed_dir.name}.previous-{time.strftime('%Y%m%d-%H%M%S')}")
+        seed_dir.rename(target)
+        logger.warning("overwrite_output_dir: moved the previous %s to %s", seed_dir, target)
+    state.wait_for_everyone()
+
+
 def evaluate_only(exp: ExperimentArguments, targs, raw, metric: str, command: str) -> int:
     """``do_train=false``: decode and score ``model_name_or_path`` on ``eval_splits`` into
     ``<output_dir>/evaluation/``."""
@@ -1084,6 +1100,8 @@ def run(exp: ExperimentArguments, targs, command: str = "") -> int:
             logger.info("seed %d: %s exists, skipping (set overwrite_output_dir: true to retrain)", seed, done)
             all_results.append(json.loads(done.read_text()))
             continue
+        if exp.overwrite_output_dir and _resume_target(targs.resume_from_checkpoint, seed_dir, len(seeds)) is None:
+            _move_aside(seed_dir)
         all_results.append(run_seed(exp, targs, seed, seed_dir, raw, tokenizer, metric, len(seeds), command))
 
     is_main = int(os.environ.get("RANK", "0")) == 0

@@ -666,3 +666,18 @@ def test_resumed_run_reports_the_whole_runs_loss(tmp_path):
     again = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())["train"]
     assert again["resumed_from"] and again["loss_this_process"] == 0.0
     assert again["loss"] == pytest.approx(first["loss"]) and first["loss"] > 0.5
+
+
+def test_overwrite_moves_the_old_seed_aside(tmp_path):
+    """overwrite_output_dir retrains from scratch in an empty folder; the old one is kept, renamed. A run killed
+    after that cannot pass the old results.json off as its own on resume."""
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=1, eval_splits=["validation"])
+    assert main([str(cfg)]) == 0
+    old = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
+    assert main([str(cfg), "overwrite_output_dir=true", "learning_rate=1.0e-4"]) == 0
+    moved = sorted((tmp_path / "out").glob("seed_7.previous-*"))
+    assert len(moved) == 1 and json.loads((moved[0] / "results.json").read_text()) == old
+    new = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
+    assert new["hyperparameters"]["learning_rate"] == 1.0e-4 != old["hyperparameters"]["learning_rate"]
