@@ -114,7 +114,8 @@ def main(argv=None) -> int:
     except PublishError as exc:
         print(f"hf_recogs.results: error: {exc}", file=sys.stderr)
         return 2
-    skipped = sorted(p.name for p in args.run_dir.glob("seed_*") if not (p / "results.json").is_file())
+    skipped = sorted(p.name for p in args.run_dir.glob("seed_*")
+                     if p.name.removeprefix("seed_").isdigit() and not (p / "results.json").is_file())
     if skipped:
         print(f"skipped unfinished: {', '.join(skipped)}")
     print(f"wrote {len(written)} files under {args.dest}")
