@@ -39,6 +39,7 @@ import argparse
 import copy
 import dataclasses
 import difflib
+import errno
 import json
 import logging
 import os
@@ -1023,10 +1024,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .sources import SourceError
 
     try:
+        _check_writable(Path(targs.output_dir))
         return run(exp, targs, command)
     except (ConfigError, SourceError) as exc:  # SourceError: upstream data missing or corrupt; names the fix
         print(f"train.py: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS):
+            raise
+        print(f"train.py: error: could not write {exc.filename or targs.output_dir!s}: {exc.strerror}; free space "
+              "or choose another output_dir (checkpoints already written are kept; resume with "
+              "resume_from_checkpoint=true)", file=sys.stderr)
+        return 1
+
+
+def _check_writable(out_dir: Path) -> None:
+    """Fail before any work when ``output_dir`` cannot hold files."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"output_dir={str(out_dir)!r} is not writable ({exc.strerror or exc}); choose another "
+                          "output_dir") from None
 
 
 def _move_aside(seed_dir: Path) -> None:

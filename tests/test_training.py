@@ -681,3 +681,27 @@ def test_overwrite_moves_the_old_seed_aside(tmp_path):
     assert len(moved) == 1 and json.loads((moved[0] / "results.json").read_text()) == old
     new = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
     assert new["hyperparameters"]["learning_rate"] == 1.0e-4 != old["hyperparameters"]["learning_rate"]
+
+
+def test_unwritable_output_dir_is_one_line(tmp_path, capsys):
+    from hf_recogs.training import main
+
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    assert main([str(write_config(tmp_path)), f"output_dir={blocker / 'out'}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("train.py: error: output_dir=") and "not writable" in err and "\n" not in err
+
+
+def test_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from hf_recogs import training
+
+    def no_space(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out" / "seed_7"))
+
+    monkeypatch.setattr(training, "run", no_space)
+    assert training.main([str(write_config(tmp_path))]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "No space left on device" in err and "resume_from_checkpoint=true" in err and "\n" not in err
