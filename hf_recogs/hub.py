@@ -2,7 +2,8 @@
 
 ``push(output_dir, repo_id)`` uploads the model, tokenizer, config, generation config, ``results.json``,
 the predictions, ``per_category.png`` and ``README.md`` (re-rendered from ``model_cards/template.md`` with the
-final repo id) in one commit through ``HfApi.upload_folder``. It never calls ``Trainer.push_to_hub``, whose
+final repo id, in a staging folder: the local folder is never written) in one commit through
+``HfApi.upload_folder``. It never calls ``Trainer.push_to_hub``, whose
 auto-generated card would replace ours. Training checkpoints and pickled training state are not uploaded.
 
 Failures (no token, unreachable endpoint, offline mode, rejected token) raise :class:`HubPushError` with a
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 IGNORE_PATTERNS = ["checkpoint-*", "checkpoint-*/**", "runs/**", "*.pt", "*.pth", "training_args.bin", ".*"]
@@ -70,23 +73,40 @@ def push(
         if "/" not in repo_id:
             repo_id = f"{api.whoami()['name']}/{repo_id}"
         api.create_repo(repo_id, repo_type="model", private=private, exist_ok=True)
-        # Re-render the card (once the Hub answered) so that its usage snippet names the final repository.
-        from .reporting import write_model_card
-
         results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-        write_model_card(folder, results, repo_id=repo_id)
-        info = api.upload_folder(
-            folder_path=str(folder),
-            repo_id=repo_id,
-            repo_type="model",
-            commit_message=commit_message or f"Upload {results.get('arch')} trained on {results.get('dataset')}",
-            ignore_patterns=IGNORE_PATTERNS,
-        )
+        with tempfile.TemporaryDirectory(prefix="hf_recogs-push-") as staging:
+            # The upload is staged apart, so the local folder is never modified: the card is re-rendered there
+            # (its usage snippet names the final repository) and the files are hard links where possible.
+            _stage(folder, Path(staging), results, repo_id)
+            info = api.upload_folder(
+                folder_path=staging,
+                repo_id=repo_id,
+                repo_type="model",
+                commit_message=commit_message
+                or f"Upload {results.get('arch')} trained on {results.get('dataset')}",
+                ignore_patterns=IGNORE_PATTERNS,
+            )
     except HubPushError:
         raise
     except Exception as exc:  # network, HTTP and client errors become one clear line
         raise HubPushError(_explain(exc, endpoint, folder)) from exc
     return str(getattr(info, "commit_url", None) or info)
+
+
+def _stage(folder: Path, staging: Path, results: dict, repo_id: str) -> None:
+    from .reporting import render_model_card
+
+    def link_or_copy(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(folder, staging, dirs_exist_ok=True, copy_function=link_or_copy,
+                    ignore=shutil.ignore_patterns("checkpoint-*", "runs", ".*"))
+    card = staging / "README.md"
+    card.unlink(missing_ok=True)  # a hard link to the local card: replace, never write through it
+    render_model_card(results, repo_id=repo_id).save(str(card))
 
 
 def _explain(exc: Exception, endpoint: str, folder: Path) -> str:

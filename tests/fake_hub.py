@@ -128,6 +128,7 @@ class FakeHub:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.lfs_store: dict[str, bytes] = {}
         self.requests: list[Request] = []  # every request with its answer's status, for assertions
+        self.fail_actions: set[str] = set()  # repo API actions (e.g. "preupload", "commit") answered with a 400 (not retried)
         self.lock = threading.RLock()
         self._counter = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
@@ -364,6 +365,8 @@ class _Handler(BaseHTTPRequestHandler):
             repo = self._get_repo(repo_type, repo_id)
         revision = urllib.parse.unquote(args[0]) if args else "main"
         sub = "/".join(urllib.parse.unquote(a) for a in args[1:])
+        if action in self.fake.fail_actions:
+            raise _HttpError(400, f"fake hub: {action} fails on purpose (fail_actions)")
         if action in ("info", "revision") and method == "GET":
             return self._repo_info(repo, revision)
         if action == "tree" and method == "GET":

@@ -142,3 +142,20 @@ def test_train_with_push_to_hub(tmp_path):
         assert {"config.json", "model.safetensors", "README.md", "results.json", "per_category.png"} <= set(files)
         assert "model-index:" in files["README.md"].decode()
         assert len([c for c in hub.commits("fake-user/tiny-tf") if c.title != "initial commit"]) == 1
+
+
+def test_failed_upload_after_repo_creation_leaves_the_folder_untouched(trained_lstm, tmp_path):
+    """The Hub creates the repository, then the upload fails: one line, and not a byte of the local folder
+    (README.md included) has changed, as the message says."""
+    before = _snapshot(trained_lstm)
+    card = (trained_lstm / "README.md").read_bytes()
+    with FakeHub() as hub:
+        hub.fail_actions = {"preupload", "commit"}
+        env = hub_env(hub.endpoint, hf_home=tmp_path / "hf_home")
+        env["PYTHONPATH"] = str(ROOT)
+        proc = _py(["-m", "hf_recogs.hub", str(trained_lstm), "fake-user/half"], env)
+        assert ("model", "fake-user/half") in hub.repos  # the repository was created
+    assert proc.returncode == 1
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "HTTP 400" in lines[0] and "is intact" in lines[0], proc.stderr
+    assert _snapshot(trained_lstm) == before and (trained_lstm / "README.md").read_bytes() == card
