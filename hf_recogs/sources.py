@@ -17,6 +17,7 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -159,7 +160,7 @@ def _read_mirror(file: UpstreamFile) -> tuple[bytes, Path] | None:
     if packed.is_file():
         try:
             return gzip.decompress(packed.read_bytes()), packed
-        except (OSError, EOFError) as err:
+        except (OSError, EOFError, zlib.error) as err:  # zlib.error: a flipped bit in the deflate stream
             raise ChecksumMismatch(
                 f"hf_recogs: {packed} is not a readable gzip file ({err}); restore it from {file.url}"
             ) from None

@@ -61,6 +61,36 @@ def test_mirror_file_is_verified_and_read(fixture_mirror, packed):
     ]
 
 
+def test_every_single_bit_flip_in_a_mirror_gz_is_the_one_line_message(fixture_mirror):
+    """Each bit of the deflate stream flipped in turn: zlib.error, EOFError and BadGzipFile (or a checksum
+    mismatch when the stream still inflates to other bytes) all become ChecksumMismatch, never an uncaught
+    exception; a flip that changes nothing (padding bits) reads the verified content."""
+    import zlib
+
+    content = GOOD * 20
+    file = upstream("data/train.tsv", content)
+    packed = bytearray(gzip.compress(content, mtime=0))
+    target = put(fixture_mirror, file, content, packed=True)
+    kinds = set()
+    for byte in range(10, len(packed) - 8):  # the deflate stream, between the gzip header and trailer
+        for bit in (0, 3, 7):
+            bad = bytearray(packed)
+            bad[byte] ^= 1 << bit
+            try:
+                harmless = gzip.decompress(bytes(bad)) == content  # e.g. a flip in the final padding bits
+            except (zlib.error, EOFError, OSError) as exc:
+                kinds.add(type(exc).__name__)
+                harmless = False
+            target.write_bytes(bytes(bad))
+            sources.fetch_bytes.cache_clear()
+            if harmless:
+                assert sources.fetch_bytes(file) == content
+            else:
+                with pytest.raises(ChecksumMismatch):
+                    sources.fetch_bytes(file)
+    assert "error" in kinds  # zlib.error did occur among the flips, and was caught
+
+
 @pytest.mark.parametrize("with_sha256", [True, False])
 def test_corrupt_and_truncated_files_are_refused(fixture_mirror, with_sha256):
     file = upstream("data/train.tsv", GOOD, with_sha256=with_sha256)
