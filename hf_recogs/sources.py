@@ -200,18 +200,25 @@ def fetch_bytes(file: UpstreamFile) -> bytes:
             )
         return data
     cached = cache_dir() / file.relpath
+    removed = ""
     if cached.is_file():
         data = cached.read_bytes()
-        if file.problem(data) is None:
+        problem = file.problem(data)
+        if problem is None:
             return data
         cached.unlink()  # a corrupt cache entry is never used; fetch it again
+        removed = f"the cached copy {cached} failed verification ({problem}) and was removed; "
     if offline():
         where = f"the mirror {mirror_dir()}" if mirror_dir() else f"a mirror ({MIRROR_ENV} is not set)"
         raise SourceUnavailable(
-            f"hf_recogs: {file} ({file.expected()}) is not in {where} nor in the cache {cache_dir()}, "
+            f"hf_recogs: {removed}{file} ({file.expected()}) is not in {where} nor in the cache {cache_dir()}, "
             f"and HF offline mode is on; set {MIRROR_ENV} to a folder holding {file.relpath}, "
             f"or go online to download {file.url}"
         )
+    if removed:
+        import warnings
+
+        warnings.warn(f"hf_recogs: {removed}downloading {file.url} again", stacklevel=2)
     return _download(file, cached)
 
 

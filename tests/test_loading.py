@@ -91,6 +91,19 @@ def test_every_single_bit_flip_in_a_mirror_gz_is_the_one_line_message(fixture_mi
     assert "error" in kinds  # zlib.error did occur among the flips, and was caught
 
 
+def test_corrupt_cache_entry_is_reported_not_dropped_silently(fixture_mirror, tmp_path):
+    """Offline, no mirror copy, a corrupt cached copy: the message says it failed verification and was removed."""
+    file = upstream("data/dev.tsv", GOOD)
+    cached = tmp_path / "cache" / file.relpath
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(GOOD[:-5])
+    with pytest.raises(SourceUnavailable) as err:
+        sources.fetch_bytes(file)
+    message = str(err.value)
+    assert f"the cached copy {cached} failed verification" in message and "was removed" in message
+    assert "HF_RECOGS_MIRROR" in message and not cached.exists()
+
+
 @pytest.mark.parametrize("with_sha256", [True, False])
 def test_corrupt_and_truncated_files_are_refused(fixture_mirror, with_sha256):
     file = upstream("data/train.tsv", GOOD, with_sha256=with_sha256)
