@@ -20,7 +20,7 @@ from datasets.builder import Key
 from datasets.utils.py_utils import classproperty
 
 from .registry import DatasetConfig, all_configs, get_config
-from .sources import SourceError, SourceUnavailable, fetch_bytes
+from .sources import SourceError, SourceUnavailable, fetch_bytes, is_available
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +76,25 @@ def features(spec: DatasetConfig) -> datasets.Features:
     return datasets.Features({name: datasets.Value(_DTYPES[dtype]) for name, dtype in columns.items()})
 
 
+def availability_key(spec: DatasetConfig, params: dict) -> str:
+    """"" when every split's upstream files can be had now, else a key naming the splits that can.
+
+    It is part of the Arrow cache's hash: a build that had to leave splits out is cached apart from the complete
+    one, so that when a missing file comes back the next load builds the complete config instead of serving
+    the partial build forever. Only existence is checked here (cheap); contents are verified when read.
+    """
+    available = [s for s in spec.splits if all(is_available(f) for f in spec.sources(s, **params))]
+    return "" if len(available) == len(spec.splits) else "-only-" + "+".join(available)
+
+
+def _params_from_kwargs(config_name: str | None, kwargs: dict) -> dict | None:
+    try:
+        spec = get_config(config_name or HfRecogs.DEFAULT_CONFIG_NAME)
+        return spec.resolve_params({p.name: kwargs[p.name] for p in spec.params if p.name in kwargs})
+    except (ValueError, TypeError):
+        return None  # datasets reports the bad name or value itself
+
+
 def missing_split_reason(spec: DatasetConfig, split: str, params: dict) -> str | None:
     """Why ``split`` cannot be built now (its first unavailable upstream file), or None."""
     for file in spec.sources(split, **params):
@@ -100,7 +119,11 @@ class HfRecogs(datasets.ArrowBasedBuilder):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("dataset_name", DATASET_NAME)
-        kwargs.setdefault("hash", code_hash())
+        base = kwargs.get("hash") or code_hash()
+        params = _params_from_kwargs(kwargs.get("config_name"), kwargs)
+        if params is not None:
+            base += availability_key(get_config(kwargs.get("config_name") or self.DEFAULT_CONFIG_NAME), params)
+        kwargs["hash"] = base
         super().__init__(*args, **kwargs)
 
     @property
@@ -161,7 +184,7 @@ class HfRecogs(datasets.ArrowBasedBuilder):
             reason = missing_split_reason(self.spec, requested, self.config.params())
             raise SourceUnavailable(
                 reason
-                or f"split {requested!r} of {self.config.name!r} was unavailable when this config was first "
-                f"prepared; reload with download_mode='force_redownload'"
+                or f"split {requested!r} of {self.config.name!r} was unavailable when this config was prepared; "
+                "load it again (a complete build is cached apart from a partial one)"
             )
         return super().as_dataset(split, *args, **kwargs)

@@ -61,17 +61,18 @@ def load_dataset(name: str, split: str | None = None, **kwargs: Any):
     resolved = spec.resolve_params(params)  # bad values → ValueError naming the parameter
     if split is not None and split not in spec.splits:
         raise ValueError(f"config {name!r} has no split {split!r}; splits: {', '.join(spec.splits)}")
-    from .builder import missing_split_reason
+    from . import builder
 
-    if split is not None:
-        reason = missing_split_reason(spec, split, resolved)
+    instance = builder.HfRecogs(config_name=name, cache_dir=kwargs.pop("cache_dir", None), **params)
+    # One rule for a whole load and for split=: data already verified and cached is served as is; anything
+    # not yet cached is built from sources verified now.
+    cached = instance.info.splits is not None and split in (instance.info.splits or {})
+    if split is not None and not cached:
+        reason = builder.missing_split_reason(spec, split, resolved)
         if reason:
             from .sources import SourceUnavailable
 
             raise SourceUnavailable(reason)
-    from . import builder
-
-    instance = builder.HfRecogs(config_name=name, cache_dir=kwargs.pop("cache_dir", None), **params)
     instance.download_and_prepare(
         download_mode=kwargs.pop("download_mode", None),
         verification_mode=kwargs.pop("verification_mode", None),

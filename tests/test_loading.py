@@ -205,6 +205,31 @@ def test_load_dataset_builds_once_then_reads_the_arrow_cache(fixture_data, tmp_p
     assert upper["input"][0] == "EMMA ATE THE CAKE ."
 
 
+def test_a_split_left_out_comes_back_when_its_file_does(fixture_data, tmp_path):
+    """The partial build (gen's file missing) is cached apart from the complete one: once the file is there,
+    the next plain load has gen, with no force_redownload."""
+    cache = str(tmp_path / "datasets")
+    assert list(hf_recogs.load_dataset("fixture_cfg", cache_dir=cache)) == ["train"]
+    put(fixture_data, ABSENT, b"never written\n")
+    sources.fetch_bytes.cache_clear()
+    complete = hf_recogs.load_dataset("fixture_cfg", cache_dir=cache)
+    assert list(complete) == ["train", "gen"] and len(complete["gen"]) == 2
+    assert len(hf_recogs.load_dataset("fixture_cfg", split="gen", cache_dir=cache)) == 2
+
+
+def test_cached_data_is_served_alike_for_a_full_load_and_one_split(fixture_data, tmp_path):
+    """One rule: data verified when it was cached is served; a full load and split= agree after the mirror
+    file is corrupted (both from the cache), and a fresh cache refuses the corrupt file."""
+    cache = str(tmp_path / "datasets")
+    first = hf_recogs.load_dataset("fixture_cfg", cache_dir=cache)
+    put(fixture_data, TRAIN, GOOD.replace(b"cake", b"cafe"))
+    sources.fetch_bytes.cache_clear()
+    assert hf_recogs.load_dataset("fixture_cfg", cache_dir=cache)["train"][:] == first["train"][:]
+    assert hf_recogs.load_dataset("fixture_cfg", split="train", cache_dir=cache)[:] == first["train"][:]
+    with pytest.raises(ChecksumMismatch):
+        hf_recogs.load_dataset("fixture_cfg", split="train", cache_dir=str(tmp_path / "fresh"))
+
+
 def test_unavailable_split_gives_the_reason(fixture_data, tmp_path):
     with pytest.raises(SourceUnavailable, match="split 'gen' of config 'fixture_cfg' is unavailable"):
         hf_recogs.load_dataset("fixture_cfg", split="gen", cache_dir=str(tmp_path / "c"))
