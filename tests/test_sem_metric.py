@@ -96,7 +96,7 @@ def test_streaming_and_fmt(evaluate):
         (dict(predictions=["a"], references=["a", "b"]), "2 references for 1 predictions"),
         (dict(predictions=["a", None], references=["a", "b"]), r"predictions\[1\] is NoneType"),
         (dict(predictions=["a"], references=[1]), r"references\[0\] is int"),
-        (dict(predictions="abc", references=["a"]), "must be a list of strings"),
+        (dict(predictions="abc", references=["a"]), "must be a sequence of strings"),
         (dict(predictions=["a"], references=["a"], categories=["x", "y"]), "2 categories for 1 predictions"),
         (dict(predictions=["a"], references=["a"], categories=[3]), r"categories\[0\] is int"),
     ],
@@ -130,3 +130,18 @@ def test_bare_name_in_a_fresh_process_with_the_hook_installed_first(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "'sem_match': 1.0" in out.stdout
+
+
+def test_any_sequence_of_strings_is_accepted(evaluate):
+    """A datasets Column, a numpy array, a tuple or a generator give the same scores as lists."""
+    import datasets
+    import numpy as np
+
+    metric = evaluate.load(SEM_MATCH_PATH)
+    preds, golds, cats = [GOLD, "cat ( 1 )"], [GOLD, GOLD], ["a", "b"]
+    expected = metric.compute(predictions=preds, references=golds, categories=cats)
+    ds = datasets.Dataset.from_dict({"p": preds, "g": golds, "c": cats})
+    assert not isinstance(ds["g"], list)  # datasets 5 returns a Column
+    for p, g, c in [(ds["p"], ds["g"], ds["c"]), (np.array(preds), np.array(golds), np.array(cats)),
+                    (tuple(preds), tuple(golds), tuple(cats)), (iter(preds), (g for g in golds), cats)]:
+        assert metric.compute(predictions=p, references=g, categories=c) == expected

@@ -13,8 +13,8 @@ from hf_recogs.reporting import score_rows, summarize
 _DESCRIPTION = "SEM: a bijection of variables makes the two multisets of atoms equal (order- and renaming-invariant)."
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (list of str): predicted logical forms.
-    references (list of str): gold logical forms.
+    predictions (sequence of str: list, tuple, datasets Column, numpy array, ...): predicted logical forms.
+    references (sequence of str): gold logical forms.
     categories (list of str, optional, compute kwarg): a category per item, for per-category means.
     fmt (str, optional, compute kwarg): "auto" (default), "cogs", "recogs" or "token_removal".
 Returns:
@@ -28,14 +28,21 @@ Examples:
 """
 
 
+def _as_list(name, values):
+    """Any sequence of strings (list, tuple, datasets Column, numpy array, pandas Series) as a list."""
+    if values is None or isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
+        raise ValueError(f"sem_match: {name} must be a sequence of strings, got {type(values).__name__}")
+    return [v.item() if hasattr(v, "item") and not isinstance(v, str) else v for v in values]
+
+
 def _check(name, values, n=None):
-    if not isinstance(values, (list, tuple)):
-        raise ValueError(f"sem_match: {name} must be a list of strings, got {type(values).__name__}")  # noqa: TRY004
+    values = _as_list(name, values)
     bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
     if bad is not None:
         raise ValueError(f"sem_match: {name}[{bad}] is {type(values[bad]).__name__}, not str")
     if n is not None and len(values) != n:
         raise ValueError(f"sem_match: {len(values)} {name} for {n} predictions; lengths must match")
+    return values
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -49,8 +56,8 @@ class SemMatch(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """evaluate's add_batch, after checking types and lengths (evaluate checks only the first item)."""
-        _check("predictions", predictions)
-        _check("references", references, len(predictions))
+        predictions = _check("predictions", predictions)
+        references = _check("references", references, len(predictions))
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
@@ -62,10 +69,10 @@ class SemMatch(evaluate.Metric):
     def compute(self, *, predictions=None, references=None, categories=None, **kwargs):
         """Validate the inputs (one-line ValueErrors), then evaluate's compute; categories is a kwarg."""
         if predictions is not None or references is not None:
-            _check("predictions", predictions)
-            _check("references", references, len(predictions))
+            predictions = _check("predictions", predictions)
+            references = _check("references", references, len(predictions))
             if categories is not None:
-                _check("categories", categories, len(predictions))
+                categories = _check("categories", categories, len(predictions))
         return super().compute(predictions=predictions, references=references, categories=categories, **kwargs)
 
     def _compute(self, predictions, references, categories=None, fmt="auto"):
