@@ -968,6 +968,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         "hyperparameters": hp,
         "splits": splits,
         "command": command,
+        "environment": environment(),
     }
     if trainer.is_world_process_zero():
         reporting.write_json(seed_dir / "results.json", results)
@@ -978,6 +979,47 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     trainer.accelerator.wait_for_everyone()
     del trainer, model
     return results
+
+
+def environment() -> dict[str, Any]:
+    """What a reproduction needs to know: versions, git commit, date, hardware and the threads torch used."""
+    import datetime
+    import platform
+    import subprocess
+    from importlib import metadata
+
+    import torch
+
+    versions = {}
+    for package in ("hf-recogs", "torch", "transformers", "datasets", "accelerate", "evaluate", "tokenizers",
+                    "huggingface_hub"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    try:
+        root = Path(__file__).resolve().parent.parent
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=5).stdout.strip() or None
+        dirty = bool(commit) and bool(subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+            text=True, timeout=5).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = None, False
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "versions": versions,
+        "python": platform.python_version(),
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "cpu_native_bf16": cpu_has_native_bf16(),
+        "argv": list(sys.argv),
+    }
 
 
 def _whole_run_loss(history: list[dict]) -> float | None:

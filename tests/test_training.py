@@ -705,3 +705,20 @@ def test_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
     assert training.main([str(write_config(tmp_path))]) == 1
     err = capsys.readouterr().err.strip()
     assert "No space left on device" in err and "resume_from_checkpoint=true" in err and "\n" not in err
+
+
+def test_results_record_the_environment(tmp_path):
+    from importlib import metadata
+
+    import torch
+
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=1, eval_splits=["validation"])
+    assert main([str(cfg)]) == 0
+    env = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())["environment"]
+    assert env["versions"]["transformers"] == metadata.version("transformers")
+    assert env["versions"]["torch"] == torch.__version__.split("+")[0] or env["versions"]["torch"] == torch.__version__
+    assert env["torch_threads"] == 1  # cpu_threads: 1 in the test config
+    assert env["git_commit"] is None or len(env["git_commit"]) == 40
+    assert env["date"].endswith("+00:00") and env["cpu_count"] >= 1 and env["argv"]
