@@ -147,11 +147,22 @@ def plot_per_category(results: dict[str, Any], path: Path) -> None:
         values = [100 * (s["per_category"][c][key] or 0) for c in cats]
         colors = ["tab:red" if c in STRUCTURAL else "tab:blue" for c in cats]
         fig_w = max(6, 0.35 * len(cats) + 2)
-        fig, ax = plt.subplots(figsize=(fig_w, 4.5))
-        ax.bar(range(len(cats)), values, color=colors)
+        fig, ax = plt.subplots(figsize=(fig_w, 6.5))
+        bars = ax.bar(range(len(cats)), values, color=colors)
+        for bar, c in zip(bars, cats, strict=True):  # n per bar
+            ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height() + 1, f"n={s['per_category'][c]['n']}",
+                    ha="center", va="bottom", fontsize=5, rotation=90)
         ax.set_xticks(range(len(cats)), cats, rotation=75, ha="right", fontsize=7)
-        ax.set_ylim(0, 100)
+        ax.set_ylim(0, 112)
         ax.set_ylabel(f"{key.replace('_', ' ')} (%)")
+        if any(c in STRUCTURAL for c in cats):
+            from matplotlib.patches import Patch
+
+            ax.legend(handles=[Patch(color="tab:blue", label="lexical"), Patch(color="tab:red", label="structural")],
+                      fontsize=7, loc="upper right")
+        if not any(values):
+            ax.text(0.5, 0.5, "every score is 0 %", transform=ax.transAxes, ha="center", va="center",
+                    fontsize=12, color="tab:red")
         others = ", ".join(f"{sp} {_pct(results['splits'][sp][key])}" for sp in results["splits"])
         ax.set_title(f"{results['dataset']} · {results['arch']} · seed {results['seed']} · {split} per category\n"
                      f"overall: {others}", fontsize=8)
