@@ -367,6 +367,21 @@ def _results_table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _partial_run_warning(results: dict[str, Any]) -> str:
+    """A loud line for cards of runs on a subset of the data (smoke tests, quick checks): their scores are not
+    results."""
+    hp = results.get("hyperparameters", {})
+    parts = []
+    if hp.get("max_train_samples"):
+        parts.append(f"trained on {hp['max_train_samples']} rows only")
+    if hp.get("max_eval_samples"):
+        parts.append(f"scored on {hp['max_eval_samples']} rows per split only")
+    if not parts:
+        return ""
+    return (f"\n\n> **A smoke / partial run, not a result:** {' and '.join(parts)}. Its scores say that the "
+            "pipeline works, not how well the model generalises.")
+
+
 def render_model_card(results: dict[str, Any], repo_id: str | None = None, template_path: Path | None = None):
     """A ``huggingface_hub.ModelCard`` for one trained seed, with ``model-index`` results per split."""
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
@@ -410,7 +425,7 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
         hyperparameters_table=hp_table,
         results_table=_results_table(results),
         summary=(f"A `{results['arch']}` sequence-to-sequence model trained from scratch on the hf_recogs "
-                 f"`{dataset}` config (seed {results['seed']})."),
+                 f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
         reproduce=results.get("command") or "accelerate launch train.py configs/<name>.yaml",
         citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",
         has_plot=True,

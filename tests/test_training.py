@@ -722,3 +722,15 @@ def test_results_record_the_environment(tmp_path):
     assert env["torch_threads"] == 1  # cpu_threads: 1 in the test config
     assert env["git_commit"] is None or len(env["git_commit"]) == 40
     assert env["date"].endswith("+00:00") and env["cpu_count"] >= 1 and env["argv"]
+
+
+def test_model_card_of_a_partial_run_says_so(tmp_path):
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=1, max_train_samples=40, max_eval_samples=6)
+    assert main([str(cfg)]) == 0
+    card = (tmp_path / "out" / "seed_7" / "README.md").read_text()
+    assert "A smoke / partial run, not a result:** trained on 40 rows only and scored on 6 rows" in card
+    (tmp_path / "full").mkdir()
+    assert main([str(write_config(tmp_path / "full", num_train_epochs=1))]) == 0
+    assert "smoke / partial run" not in (tmp_path / "full" / "out" / "seed_7" / "README.md").read_text()
