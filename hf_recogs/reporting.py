@@ -29,6 +29,8 @@ COGS_GEN_CATEGORIES = (
     "only_seen_as_unacc_subj_as_obj_omitted_transitive_subj", "only_seen_as_unacc_subj_as_unerg_subj",
 )
 GROUPS = ("lexical", "structural", "lexical_15")
+# SyGNS test categories are "<quantifier type>:<modifiers>" (e.g. "NUM:ADJ+NEG"); the paper reports by type.
+SYGNS_QUANTIFIER_TYPES = ("EXI", "NUM", "UNI")
 
 
 def groups_of(category: str) -> tuple[str, ...]:
@@ -82,7 +84,10 @@ def summarize(records: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
         for r in records:
             for g in groups_of(r["category"]):
                 by_group[g].append(r)
-    summary["groups"] = {g: _score(by_group[g]) for g in GROUPS if by_group.get(g)}
+    if by_cat and all(c.partition(":")[0] in SYGNS_QUANTIFIER_TYPES for c in by_cat):
+        for r in records:
+            by_group[r["category"].partition(":")[0]].append(r)
+    summary["groups"] = {g: _score(by_group[g]) for g in (*GROUPS, *SYGNS_QUANTIFIER_TYPES) if by_group.get(g)}
     return summary
 
 

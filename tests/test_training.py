@@ -734,3 +734,11 @@ def test_model_card_of_a_partial_run_says_so(tmp_path):
     (tmp_path / "full").mkdir()
     assert main([str(write_config(tmp_path / "full", num_train_epochs=1))]) == 0
     assert "smoke / partial run" not in (tmp_path / "full" / "out" / "seed_7" / "README.md").read_text()
+
+
+def test_sygns_categories_are_grouped_by_quantifier_type():
+    recs = [{"category": c, "exact": e, "sem": None} for c, e in
+            [("NUM:ADJ", True), ("NUM:ADJ+NEG", False), ("UNI:ADJ", False), ("EXI:ADJ", True), ("EXI:CON", True)]]
+    groups = reporting.summarize(recs, "exact")["groups"]
+    assert {g: v["exact_match"] for g, v in groups.items()} == {"NUM": 0.5, "UNI": 0.0, "EXI": 1.0}
+    assert reporting.summarize([{"category": "in_distribution", "exact": True, "sem": None}], "exact")["groups"] == {}
