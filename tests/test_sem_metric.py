@@ -145,3 +145,14 @@ def test_any_sequence_of_strings_is_accepted(evaluate):
     for p, g, c in [(ds["p"], ds["g"], ds["c"]), (np.array(preds), np.array(golds), np.array(cats)),
                     (tuple(preds), tuple(golds), tuple(cats)), (iter(preds), (g for g in golds), cats)]:
         assert metric.compute(predictions=p, references=g, categories=c) == expected
+
+
+def test_card_and_code_agree_on_the_leading_separator():
+    """The card's one exception to 'an empty conjunct never matches' is what the code does."""
+    from hf_recogs.logical_forms import sem_match
+
+    card = (Path(SEM_MATCH_PATH) / "README.md").read_text()
+    assert "single\n  leading `;`" in card or "single leading `;`" in card
+    assert sem_match("; cat ( 1 ) AND run ( 2 )", "cat ( 1 ) AND run ( 2 )")
+    for bad in ("; ; cat ( 1 ) AND run ( 2 )", "cat ( 1 ) ; ; run ( 2 )", "cat ( 1 ) AND run ( 2 ) ;"):
+        assert not sem_match(bad, bad)
