@@ -68,7 +68,9 @@ FORMATS = ("auto", "cogs", "recogs", "token_removal")
 
 # ``AND`` glued to a closing parenthesis is a separator, so that even ``cat(1)ANDrun(2)`` (every space
 # deleted, which the reference checker also accepts) tokenises like ``cat ( 1 ) AND run ( 2 )``.
-_TOKEN_RE = re.compile(r"[(),.;*_]|(?<=\))AND|[^\s(),.;*_]+")
+# One rule: "AND" right after ")" is the separator whether or not a space comes between ("sleep(3)ANDagent",
+# "sleep ( 3 ) ANDagent" and "sleep ( 3 ) AND agent" are the same tokens); anywhere else AND must stand alone.
+_TOKEN_RE = re.compile(r"[(),.;*_]|(?<=\))\s*AND|[^\s(),.;*_]+")
 _PUNCT = frozenset("(),.;*_")
 _RESERVED = frozenset({"AND", "LAMBDA"})
 _SEPARATORS = frozenset({";", "AND"})
@@ -185,14 +187,14 @@ class Diagnosis:
 
 
 def tokenize(text: str) -> list[str]:
-    """Split on whitespace and split off ``( ) , . ; * _`` (and ``AND`` right after ``)``) so that spacing
-    never matters."""
-    return _TOKEN_RE.findall(text)
+    """Split on whitespace and split off ``( ) , . ; * _`` (and ``AND`` right after ``)``, spaces between or
+    not) so that spacing never matters."""
+    return [tok.lstrip() for tok in _TOKEN_RE.findall(text)]
 
 
 def normalize(text: str) -> str:
     """The token string joined by single spaces: ``agent(1,0)`` → ``agent ( 1 , 0 )``."""
-    return " ".join(_TOKEN_RE.findall(text))
+    return " ".join(tokenize(text))
 
 
 def exact_match(prediction, reference) -> bool:
@@ -609,7 +611,7 @@ def _analyse(text: str, fmt: str) -> _Form:
     try:
         form = _compile_fast(None, text, fmt)
         if form is None:
-            tokens = _TOKEN_RE.findall(text)
+            tokens = tokenize(text)
             form = _compile_fast(tokens, " ".join(tokens), fmt) or _compile(tokens, fmt)
         form._fmt = fmt
         return form
@@ -618,7 +620,7 @@ def _analyse(text: str, fmt: str) -> _Form:
         form.failure = fail.failure
         return form
     except Exception as err:  # noqa: BLE001 - a parser bug must not crash an evaluation
-        form = _Form(" ".join(_TOKEN_RE.findall(text)))
+        form = _Form(" ".join(tokenize(text)))
         form.failure = ParseFailure("internal_error", repr(err))
         return form
 

@@ -84,7 +84,7 @@ def summarize(records: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
         for r in records:
             for g in groups_of(r["category"]):
                 by_group[g].append(r)
-    if by_cat and all(c.partition(":")[0] in SYGNS_QUANTIFIER_TYPES for c in by_cat):
+    if by_cat and all(isinstance(c, str) and c.partition(":")[0] in SYGNS_QUANTIFIER_TYPES for c in by_cat):
         for r in records:
             by_group[r["category"].partition(":")[0]].append(r)
     summary["groups"] = {g: _score(by_group[g]) for g in (*GROUPS, *SYGNS_QUANTIFIER_TYPES) if by_group.get(g)}

@@ -668,3 +668,13 @@ def test_empty_definite_prefix_of_cogs_concat_gold_is_accepted():
     assert sem_match(gold, "cat ( x _ 9 ) AND tolerate . agent ( x _ 2 , Emma )")
     assert not sem_match(gold, " ; tolerate . agent ( x _ 1 , Emma ) AND dog ( x _ 4 )")
     assert not sem_match(";", ";") and not sem_match("; ;", "; ;")
+
+
+def test_one_spacing_rule_for_and_after_a_parenthesis():
+    """AND glued to the next word after ')' is the separator with or without spaces before it (it used to be
+    accepted only fully compacted); elsewhere a word starting with AND stays a word."""
+    gold = "sleep ( 3 ) AND agent ( 3 , 1 )"
+    for text in ("sleep(3)ANDagent(3,1)", "sleep ( 3 ) ANDagent ( 3 , 1 )", "sleep ( 3 )\tANDagent ( 3 , 1 )"):
+        assert L.normalize(text) == gold and L.sem_match(text, gold)
+    assert not L.sem_match("ANDagent ( 3 , 1 )", "agent ( 3 , 1 )")
+    assert L.tokenize("cake . ANDrew ( 1 )")[2] == "ANDrew"
