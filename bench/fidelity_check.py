@@ -4,7 +4,7 @@
                                    [--out bench_out/fidelity] [--bf16]
     python bench/fidelity_check.py --diagnose        # the ablations that isolate the cause of the collapse
 
-Paper mode (default): each model trains on ReCOGS_pos with the reference schedule (RESULTS of Wu et al.: AdamW
+Paper mode (default): each model trains on ReCOGS_pos with the reference schedule (Wu, Manning & Potts 2023, their run_cogs.py: AdamW
 lr 1e-4, weight decay 0.01 on every parameter, linear warm-up over 10 % of 300 epochs then linear decay, batch
 128, the train list shuffled once per seed and cut into consecutive batches, no clipping) for the first
 ``--steps`` steps. All models of a seed see the same batches. Every ``--every`` steps we log the mean training
