@@ -58,7 +58,7 @@ def _baseline_files(cfg) -> dict[str, list[Path]] | None:
     if root is None:
         return None
     out: dict[str, list[Path]] = {}
-    for split in cfg.splits:
+    for split in cfg.splits_for():
         try:
             files = list(cfg.sources(split))
         except Exception:  # noqa: BLE001

@@ -159,9 +159,10 @@ def export_config(cfg, params: dict[str, Any], repo_dir: Path, name: str) -> Exp
     out.features = {k: v.dtype for k, v in feats.items()}
     schema = feats.arrow_schema
     columns = list(feats)
-    publishable = set(cfg.publishable_splits)
+    splits = cfg.splits_for(resolved)
+    publishable = set(splits if cfg.hub_splits is None else cfg.hub_splits)
     pins, files = set(), set()
-    for split in cfg.splits:
+    for split in splits:
         if split not in publishable:
             out.withheld[split] = "not publishable in plain text (kept in its upstream protected form)"
             continue

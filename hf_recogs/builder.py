@@ -83,8 +83,9 @@ def availability_key(spec: DatasetConfig, params: dict) -> str:
     one, so that when a missing file comes back the next load builds the complete config instead of serving
     the partial build forever. Only existence is checked here (cheap); contents are verified when read.
     """
-    available = [s for s in spec.splits if all(is_available(f) for f in spec.sources(s, **params))]
-    return "" if len(available) == len(spec.splits) else "-only-" + "+".join(available)
+    splits = spec.splits_for(params)
+    available = [s for s in splits if all(is_available(f) for f in spec.sources(s, **params))]
+    return "" if len(available) == len(splits) else "-only-" + "+".join(available)
 
 
 def _params_from_kwargs(config_name: str | None, kwargs: dict) -> dict | None:
@@ -144,7 +145,8 @@ class HfRecogs(datasets.ArrowBasedBuilder):
     def _split_generators(self, dl_manager):
         spec, params = self.spec, self.config.params()
         generators = []
-        for split in spec.splits:
+        splits = spec.splits_for(params)
+        for split in splits:
             reason = missing_split_reason(spec, split, params)
             if reason:
                 logger.warning("hf_recogs: %s (the other splits still load)", reason)
@@ -153,7 +155,7 @@ class HfRecogs(datasets.ArrowBasedBuilder):
         if not generators:
             raise SourceUnavailable(
                 f"hf_recogs: no split of config {spec.name!r} can be built: "
-                + missing_split_reason(spec, spec.splits[0], params)
+                + missing_split_reason(spec, splits[0], params)
             )
         return generators
 
@@ -180,6 +182,8 @@ class HfRecogs(datasets.ArrowBasedBuilder):
 
     def as_dataset(self, split=None, *args, **kwargs):
         requested = str(split) if split is not None else None
+        if requested in self.spec.splits:
+            self.spec.check_split(requested, self.config.params())
         if requested in self.spec.splits and self.info.splits and requested not in self.info.splits:
             reason = missing_split_reason(self.spec, requested, self.config.params())
             raise SourceUnavailable(

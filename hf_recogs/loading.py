@@ -59,8 +59,8 @@ def load_dataset(name: str, split: str | None = None, **kwargs: Any):
     spec = get_config(name)  # unknown name → ValueError listing the valid ones
     params = {key: kwargs.pop(key) for key in [p.name for p in spec.params] if key in kwargs}
     resolved = spec.resolve_params(params)  # bad values → ValueError naming the parameter
-    if split is not None and split not in spec.splits:
-        raise ValueError(f"config {name!r} has no split {split!r}; splits: {', '.join(spec.splits)}")
+    if split is not None:
+        spec.check_split(split, resolved)
     from . import builder
 
     instance = builder.HfRecogs(config_name=name, cache_dir=kwargs.pop("cache_dir", None), **params)

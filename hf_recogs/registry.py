@@ -27,6 +27,7 @@ class Param:
     default: Any
     help: str
     choices: tuple | None = None
+    bounds: tuple[float, float] | None = None  # inclusive range of a numeric parameter
 
     def check(self, config: str, value: Any) -> Any:
         kind = type(self.default)
@@ -42,6 +43,11 @@ class Param:
                 f"config {config!r}: parameter {self.name}={value!r} is not one of "
                 f"{', '.join(map(str, self.choices))} ({self.help})"
             )
+        if self.bounds is not None and not self.bounds[0] <= value <= self.bounds[1]:
+            low, high = self.bounds
+            raise ValueError(
+                f"config {config!r}: parameter {self.name}={value!r} must be between {low} and {high} ({self.help})"
+            )
         return value
 
 
@@ -50,7 +56,9 @@ class DatasetConfig:
     """One loadable config.
 
     ``generate(split, **params)`` yields rows in upstream order; ``sources(split, **params)`` lists the
-    upstream files that split reads (empty for pure generation). ``extra_features`` maps extra column names
+    upstream files that split reads (empty for pure generation). ``splits`` lists every split the config can
+    have; ``split_rule(**params)``, when given, says which of them a parameter choice has (SCAN's validation
+    split exists only with ``validation_fraction`` > 0): use ``splits_for``. ``extra_features`` maps extra column names
     to a ``datasets`` dtype string. ``hub_splits`` lists the splits that may be published in plain text
     (SLOG's gen split may not).
     """
@@ -67,6 +75,8 @@ class DatasetConfig:
     extra_features: dict[str, str] = field(default_factory=dict)
     hub_splits: tuple[str, ...] | None = None
     notes: str = ""
+    split_rule: Callable[..., tuple[str, ...]] | None = None
+    split_hint: str = ""  # how to get a split that the default parameters leave out
 
     def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}
@@ -78,14 +88,27 @@ class DatasetConfig:
             )
         return {name: p.check(self.name, given.get(name, p.default)) for name, p in known.items()}
 
+    def splits_for(self, params: dict[str, Any] | None = None) -> tuple[str, ...]:
+        """The splits of this config under ``params`` (unresolved are fine; default: the default parameters)."""
+        if self.split_rule is None:
+            return self.splits
+        return self.split_rule(**self.resolve_params(params or {}))
+
+    def check_split(self, split: str, params: dict[str, Any] | None = None) -> None:
+        splits = self.splits_for(params)
+        if split not in splits:
+            hint = f" ({self.split_hint})" if split in self.splits and self.split_hint else ""
+            raise ValueError(f"config {self.name!r} has no split {split!r}; splits: {', '.join(splits)}{hint}")
+
     def rows(self, split: str, **params: Any) -> Iterator[Row]:
-        if split not in self.splits:
-            raise ValueError(f"config {self.name!r} has no split {split!r}; splits: {', '.join(self.splits)}")
-        yield from self.generate(split, **self.resolve_params(params))
+        resolved = self.resolve_params(params)
+        self.check_split(split, resolved)
+        yield from self.generate(split, **resolved)
 
     @property
     def publishable_splits(self) -> tuple[str, ...]:
-        return self.splits if self.hub_splits is None else self.hub_splits
+        """The splits of the default parameters that may be published in plain text."""
+        return tuple(s for s in self.splits_for() if self.hub_splits is None or s in self.hub_splits)
 
 
 _CONFIGS: dict[str, DatasetConfig] = {}

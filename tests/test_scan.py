@@ -70,17 +70,17 @@ def official(path, source="scan"):
     return fetch_bytes(pinned(source, path)).decode("utf-8")
 
 
-def assert_partition(config, **params):
-    """train + validation is the upstream train file (order kept), disjoint, validation deterministic."""
+def assert_partition(config, fraction=0.1, **params):
+    """With a hold-out, train + validation is the upstream train file (order kept), disjoint, deterministic."""
     full = scan.upstream_lines(config, "train", **params)
-    train = list(get_config(config).rows("train", **params))
-    val = list(get_config(config).rows("validation", **params))
-    assert val == list(get_config(config).rows("validation", **params))
+    train = list(get_config(config).rows("train", validation_fraction=fraction, **params))
+    val = list(get_config(config).rows("validation", validation_fraction=fraction, **params))
+    assert val == list(get_config(config).rows("validation", validation_fraction=fraction, **params))
     assert len(train) + len(val) == len(full)
     val_lines = {f"IN: {r['input']} OUT: {r['output']}" for r in val}
     assert not val_lines & {f"IN: {r['input']} OUT: {r['output']}" for r in train}
     assert [x for x in full if x not in val_lines] == [f"IN: {r['input']} OUT: {r['output']}" for r in train]
-    assert all(scan.in_validation_bucket(r["input"]) for r in val)
+    assert all(scan.validation_position(r["input"]) < fraction for r in val)
     assert not {r["category"] for r in val} & {"primitive", "composed", "filler"}
     return train, val
 
@@ -134,17 +134,20 @@ def test_config_catalogue():
     for name in names:
         cfg = get_config(name)
         assert cfg.family == "scan" and cfg.license == "BSD-3-Clause"
-        assert cfg.splits == ("train", "validation", "test")
+        assert cfg.splits == ("train", "validation", "test")  # every split it can have
+        assert cfg.splits_for() == ("train", "test")  # the official files: SCAN has no validation split
+        assert cfg.splits_for({"validation_fraction": 0.1}) == ("train", "validation", "test")
+        assert cfg.publishable_splits == ("train", "test")
         assert cfg.citations[0] == "scan"
-        assert "hf_recogs" in cfg.description  # the validation split is labelled as ours
+        assert "validation_fraction" in cfg.notes  # the opt-in hold-out is labelled as ours
     assert "scan_template" in get_config("scan_filler_num2").citations
     assert "scan_mcd" in get_config("scan_mcd1").citations
 
 
 def test_parameters():
     few = get_config("scan_fewshot")
-    assert [p.name for p in few.params] == ["num", "rep"]
-    assert few.resolve_params({"num": "8", "rep": 2}) == {"num": 8, "rep": 2}
+    assert [p.name for p in few.params] == ["num", "rep", "validation_fraction"]
+    assert few.resolve_params({"num": "8", "rep": 2}) == {"num": 8, "rep": 2, "validation_fraction": 0.0}
     with pytest.raises(ValueError, match=r"num=3 is not one of 1, 2, 4"):
         list(few.rows("train", num=3))
     with pytest.raises(ValueError, match=r"rep=6"):
@@ -159,6 +162,13 @@ def test_parameters():
         list(get_config("scan_length").rows("train", num=1))
     with pytest.raises(ValueError, match=r"no split 'gen'"):
         list(get_config("scan_length").rows("gen"))
+    assert [p.name for p in get_config("scan_length").params] == ["validation_fraction"]
+    with pytest.raises(ValueError, match=r"no split 'validation'.*validation_fraction=0.1"):
+        list(get_config("scan_length").rows("validation"))
+    with pytest.raises(ValueError, match=r"validation_fraction=0.7 must be between 0.0 and 0.5"):
+        list(get_config("scan_length").rows("train", validation_fraction=0.7))
+    with pytest.raises(ValueError, match=r"validation_fraction='ten' must be float"):
+        list(get_config("scan_length").rows("train", validation_fraction="ten"))
 
 
 def test_sources_listed():
@@ -186,8 +196,9 @@ def test_grammar_equals_tasks_txt(mirror):
 def test_sizes(mirror, config):
     train, test = UPSTREAM_SIZES[config]
     cfg = get_config(config)
-    n_train = sum(1 for _ in cfg.rows("train"))
-    n_val = sum(1 for _ in cfg.rows("validation"))
+    assert sum(1 for _ in cfg.rows("train")) == train  # the whole official train file
+    n_train = sum(1 for _ in cfg.rows("train", validation_fraction=0.1))
+    n_val = sum(1 for _ in cfg.rows("validation", validation_fraction=0.1))
     assert n_train + n_val == train
     assert 0.08 * train < n_val < 0.12 * train
     assert sum(1 for _ in cfg.rows("test")) == test
@@ -250,7 +261,7 @@ def test_simple_size_byte_identical(mirror, p):
 def test_length_categories(mirror):
     cfg = get_config("scan_length")
     for split, allowed in (("train", range(1, 23)), ("validation", range(1, 23)), ("test", range(24, 49))):
-        for r in cfg.rows(split):
+        for r in cfg.rows(split, validation_fraction=0.1):
             assert r["category"] == f"actions_{len(r['output'].split(' '))}"
             assert len(r["output"].split(" ")) in allowed
 
@@ -308,11 +319,19 @@ def test_validation_partition(mirror, config):
 
 @pytest.mark.mirror
 def test_validation_rule_is_shared_across_configs(mirror):
-    simple = {r["input"] for r in get_config("scan_simple").rows("validation")}
-    length = {r["input"] for r in get_config("scan_length").rows("validation")}
-    length_train_cmds = {r["input"] for r in get_config("scan_length").rows("train")}
-    simple_train = {r["input"] for r in get_config("scan_simple").rows("train")}
+    simple = {r["input"] for r in get_config("scan_simple").rows("validation", validation_fraction=0.1)}
+    length = {r["input"] for r in get_config("scan_length").rows("validation", validation_fraction=0.1)}
+    length_train_cmds = {r["input"] for r in get_config("scan_length").rows("train", validation_fraction=0.1)}
+    simple_train = {r["input"] for r in get_config("scan_simple").rows("train", validation_fraction=0.1)}
     assert not simple & length_train_cmds and not length & simple_train
+
+
+@pytest.mark.mirror
+def test_smaller_fraction_holds_out_a_subset(mirror):
+    small = {r["input"] for r in get_config("scan_length").rows("validation", validation_fraction=0.05)}
+    large = {r["input"] for r in get_config("scan_length").rows("validation", validation_fraction=0.2)}
+    assert small < large
+    assert 0.03 * 16_990 < len(small) < 0.07 * 16_990
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -381,3 +400,22 @@ def test_all_parameter_values(mirror):
     for num in scan.COMPLEX_NUMS:
         for rep in scan.REPS:
             check_complex(num, rep)
+
+
+@pytest.mark.mirror
+def test_loaded_train_is_the_official_file(mirror, tmp_path, monkeypatch):
+    import datasets
+
+    import hf_recogs
+
+    official_train = len(read_lines(pinned("scan", "length_split/tasks_train_length.txt")))
+    plain = hf_recogs.load_dataset("scan_length", cache_dir=str(tmp_path / "c"))
+    assert set(plain) == {"train", "test"}
+    assert plain["train"].num_rows == official_train == 16_990
+    with pytest.raises(ValueError, match=r"no split 'validation'.*validation_fraction=0.1"):
+        hf_recogs.load_dataset("scan_length", split="validation", cache_dir=str(tmp_path / "c"))
+    monkeypatch.chdir(tmp_path)  # the repository root has a folder named hf_recogs
+    held = datasets.load_dataset("hf_recogs", "scan_length", validation_fraction=0.1, cache_dir=str(tmp_path / "c"))
+    assert set(held) == {"train", "validation", "test"}
+    assert held["train"].num_rows + held["validation"].num_rows == official_train
+    assert held["test"].num_rows == plain["test"].num_rows
