@@ -708,8 +708,9 @@ def _trainer_class():
 
     class BaselineTrainer(Seq2SeqTrainer):
         def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", source_monitor=None,
-                     curve_max_length=512, curve_log=None, **kwargs):
+                     curve_max_length=512, curve_log=None, cpu_bf16=False, **kwargs):
             super().__init__(*args, **kwargs)
+            self.cpu_bf16 = cpu_bf16  # our own decoding loops autocast like the Trainer's steps
             self.decay_all, self.curve_sets, self.metric = decay_all, curve_sets or {}, metric
             self.source_monitor, self.curve_max_length, self.curve_log = source_monitor, curve_max_length, curve_log
 
@@ -735,7 +736,7 @@ def _trainer_class():
             metrics: dict[str, float] = {}
             if self.is_world_process_zero():
                 model = self.accelerator.unwrap_model(self.model)
-                bf16 = bool(self.args.bf16 and self.args.use_cpu)
+                bf16 = self.cpu_bf16
                 if self.source_monitor is not None:
                     loss, gap = source_gap(model, self.source_monitor.batches, bf16)
                     metrics[f"{metric_key_prefix}_loss"] = loss
@@ -862,8 +863,11 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         args.data_seed = seed
     if args.use_cpu or not torch.cuda.is_available():
         args.dataloader_pin_memory = False
-    if _use_cpu_bf16(exp, args):
-        args.bf16 = True
+    cpu_bf16 = _use_cpu_bf16(exp, args)
+    if cpu_bf16:
+        # The Trainer's Accelerator reads ``mixed_precision``, which TrainingArguments derives from ``bf16`` in
+        # __post_init__: setting ``bf16`` alone after construction would record bf16 and train in fp32.
+        args.bf16, args.mixed_precision = True, "bf16"
     if exp.data_order == "fixed":
         args.train_sampling_strategy = "sequential"
     elif exp.data_order == "grouped":
@@ -878,10 +882,9 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         train_raw = train_raw.shuffle(seed=seed, keep_in_memory=True)
     train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions) if training else None
     collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
-    bf16_cpu = bool(args.bf16 and (args.use_cpu or not torch.cuda.is_available()))
     monitor = None
     if exp.source_check:
-        monitor = SourceUseMonitor(_source_check_batches(raw, tokenizer, exp.max_positions, collator), bf16_cpu)
+        monitor = SourceUseMonitor(_source_check_batches(raw, tokenizer, exp.max_positions, collator), cpu_bf16)
     curve_sets = {}
     if args.eval_strategy != "no" and training:
         for split in exp.curve_splits:
@@ -895,6 +898,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         callbacks=[monitor] if monitor and training else None,
         decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
+        cpu_bf16=cpu_bf16,
     )
     resume = _resume_target(targs.resume_from_checkpoint, seed_dir, n_seeds) if training else None
     if resume:
@@ -947,6 +951,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         "num_parameters": sum(p.numel() for p in model.parameters()),
         "vocab_size": len(tokenizer),
         "bf16": bool(args.bf16),
+        "mixed_precision": trainer.accelerator.mixed_precision,  # what the training steps actually used
         "train": None if not training else {
             # the Trainer's training_loss covers only the steps of this process (after a resume: only the steps
             # since the resume, 0.0 when resuming a finished run); "loss" is over the whole run's logged steps

@@ -519,6 +519,30 @@ def test_bf16_on_cpu_is_automatic_and_recorded(tmp_path):
     assert res["bf16"] is False and res["hyperparameters"]["cpu_bf16"] == "false"
 
 
+@pytest.mark.parametrize("setting, dtype", [("true", "torch.bfloat16"), ("false", "torch.float32")])
+def test_training_steps_run_in_the_recorded_precision(tmp_path, monkeypatch, setting, dtype):
+    # Setting TrainingArguments.bf16 after construction once recorded bf16 while every step ran in fp32
+    # (the Accelerator reads mixed_precision): watch the dtype of the logits of the training steps themselves.
+    import hf_recogs.models
+    from hf_recogs.training import main
+
+    seen = set()
+    build = hf_recogs.models.build_model
+
+    def build_and_watch(*args, **kwargs):
+        model = build(*args, **kwargs)
+        head = model.get_output_embeddings()
+        head.register_forward_hook(lambda mod, inp, out: seen.add(str(out.dtype)) if mod.training else None)
+        return model
+
+    monkeypatch.setattr(hf_recogs.models, "build_model", build_and_watch)
+    cfg = write_config(tmp_path, num_train_epochs=1, max_train_samples=64, eval_splits=["validation"])
+    assert main([str(cfg), f"cpu_bf16={setting}"]) == 0
+    res = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
+    assert seen == {dtype}
+    assert res["mixed_precision"] == ("bf16" if setting == "true" else "no")
+
+
 def test_grouped_batches_follow_source_plus_target_length(tmp_path):
     """The Trainer alone groups by source length; ours by source + target tokens (decoder cost)."""
     import datasets
