@@ -3,7 +3,7 @@
 "Ours" is sem_match as users get it: the native fast path (hf_recogs/_sem_native.c) where it is built,
 falling back to the pure-Python path; the pure-Python path alone is timed too, on the same pairs.
 
-Why: SEM.md §2 shows the reference checker is exponential (one ReCOGS gen item took 18 s and 5 GB); the
+Why: the reference checker is exponential (one ReCOGS gen item took 18 s and 5 GB; docs/SEM.md §2.3); the
 project claims an exact checker that is much faster on real data and stays in milliseconds on adversarial
 inputs. This script measures both claims and checks that the two checkers agree on every decided pair.
 
@@ -12,15 +12,15 @@ Data: ReCOGS_pos gen (21,000 gold LFs, read from the offline mirror: HF_RECOGS_M
 - corrupted pairs: the same copy with one minimal corruption (one variable occurrence redirected, two
   argument tokens swapped, the two arguments of one atom swapped, or one label replaced). A corruption that
   happens to be a renaming after all (the brute force finds a map) is reported, not counted as "must fail".
-- adversarial: the repeated-noun PP chain of SEM.md §6 (n = 5…30) and its non-isomorphic variant.
+- adversarial: the repeated-noun PP chain of docs/SEM.md §6 (n = 5…30) and its non-isomorphic variant.
 
 The brute force is the reference's approach made bijective: a variable's candidates are the gold variables
 with the same signature (sorted labels of the atoms it occurs in, positions ignored); by default it first
-materialises the product of candidate lists, as the ReCOGS checker does (SEM.md §2.1 step 4), then walks it,
-skips non-injective maps and stops at the first map that makes the atom multisets equal (``--bf-style lazy``
-walks the product as a generator instead: a stronger baseline than the reference). A per-pair CPU budget
-(--budget, default 120 s) and a product cap (--bf-max-maps) make it give up; such pairs are reported as
-undecided and named in the output.
+materialises the product of candidate lists, as the ReCOGS checker does (docs/SEM.md §2.1 step 4), then
+walks it, skips non-injective maps and stops at the first map that makes the atom multisets equal
+(``--bf-style lazy`` walks the product as a generator instead: a stronger baseline than the reference).
+A per-pair CPU budget (--budget, default 120 s) and a product cap (--bf-max-maps) make it give up; such
+pairs are reported as undecided and named in the output.
 
     python bench/sem_bench.py               # full run
     python bench/sem_bench.py --limit 2000  # a quick subset
@@ -66,8 +66,8 @@ def brute_force(pred: str, gold: str, budget: float, style: str = "lazy", max_ma
     """True/False, or None when the budget (seconds of CPU time) ran out before a verdict.
 
     style "lazy" walks the candidate product as a generator (the strongest straightforward variant);
-    "reference" first materialises it as a list, as the ReCOGS checker does (SEM.md §2.1 step 4), and gives
-    up at once (None, no time charged) when it would exceed ``max_maps`` maps."""
+    "reference" first materialises it as a list, as the ReCOGS checker does (docs/SEM.md §2.1 step 4), and
+    gives up at once (None, no time charged) when it would exceed ``max_maps`` maps."""
     pa, ga = bf_parse(pred), bf_parse(gold)
     if pa is None or ga is None or len(pa) != len(ga):
         return False
@@ -258,7 +258,7 @@ def main(argv=None) -> int:
           f"ratio {tot_bf / tot_ours:.1f}x (brute force style {args.bf_style}, budget {args.budget:g} s per pair"
           + (f", at most {args.bf_max_maps} maps" if args.bf_style == "reference" else "") + ")")
 
-    print("\n== Adversarial PP chains (SEM.md §6): ms per pair, cold cache, median / max of "
+    print("\n== Adversarial PP chains (docs/SEM.md §6): ms per pair, cold cache, median / max of "
           f"{args.adv_repeats} ==")
     print(f"{'n':>3} {'match med':>10} {'match max':>10} {'non-iso med':>12} {'non-iso max':>12}")
     worst = 0.0

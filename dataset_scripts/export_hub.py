@@ -51,10 +51,10 @@ SHAREALIKE_REPO = "hf_recogs_sygns"
 MANIFEST = "hf_recogs_export.json"
 SHARD = "{split}-00000-of-00001.parquet"
 DEFAULT_CONFIG = "recogs_pos"
-# Splits that must never leave their upstream protection, whatever a config declares (BENCHMARKS §5).
+# Splits that must never leave their upstream protection, whatever a config declares (docs/DATASETS.md §6.3).
 NEVER_PUBLISH = {("slog", "gen")}
 
-COPYRIGHT = {  # upstream repository → its licence notice (BENCHMARKS §0.1)
+COPYRIGHT = {  # upstream repository → its licence notice (docs/DATASETS.md §1.1)
     "najoungkim/COGS": "COGS: MIT, © 2020 najoungkim",
     "frankaging/ReCOGS": "ReCOGS: MIT, © 2023 Zhengxuan Wu (data derived from COGS; keep both notices)",
     "brendenlake/SCAN": "SCAN: BSD 3-clause, © 2016-present Facebook (no endorsement clause)",
@@ -167,7 +167,8 @@ def export_config(cfg, params: dict[str, Any], repo_dir: Path, name: str) -> Exp
             out.withheld[split] = "not publishable in plain text (kept in its upstream protected form)"
             continue
         if (cfg.family, split) in NEVER_PUBLISH:
-            out.withheld[split] = "never exported: upstream keeps it encrypted (BENCHMARKS §5)"
+            out.withheld[split] = ("never exported: upstream keeps it encrypted "
+                                   "(hf_recogs docs/DATASETS.md §6.3)")
             continue
         sources = _split_sources(cfg, split, resolved)
         missing = [f for f in sources if not is_available(f)]

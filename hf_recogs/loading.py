@@ -1,7 +1,7 @@
 """``hf_recogs.load_dataset`` and the hook that makes ``datasets.load_dataset("hf_recogs", name)`` work.
 
-datasets resolves a bare name as a local folder or a Hub repository and has no plugin mechanism
-(HF_STACK §2.2). We wrap its ``dataset_module_factory`` so that exactly the name ``"hf_recogs"`` resolves to
+datasets resolves a bare name as a local folder or a Hub repository and has no plugin mechanism. We wrap
+its ``dataset_module_factory`` (``datasets.load``) so that exactly the name ``"hf_recogs"`` resolves to
 our builder module; every other name goes through untouched. The wrapper is installed when datasets is
 imported (or at once if it already is), from ``import hf_recogs``.
 """

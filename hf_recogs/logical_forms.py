@@ -30,7 +30,7 @@ an optional leading ``*`` that is part of it (``*cake``, ``cake.nmod.in``); cons
 and SLOG's ``?``; lambda primitives ``LAMBDA a . LAMBDA e . …`` bind their letters, which are compared by
 binder position (first binder ↔ first binder), and the matrix as a multiset; a lone proper name (``Paula``)
 is a primitive that equals only itself. Two LFs whose free variables are of different kinds (``x _ N`` vs
-integers) never match: mixed formats are not converted (SEM.md §3).
+integers) never match: mixed formats are not converted (docs/SEM.md §3.6).
 
 Non-string inputs: :func:`sem_match` and :func:`exact_match` return False, :func:`diagnose` reports
 ``"not_a_string"`` (a model output of None is a wrong answer, not a crash); the ``sem_match`` evaluate
@@ -696,7 +696,9 @@ def _refine_pair(edges_p, cp, edges_g, cg):
 
 
 def _search(p: _Form, g: _Form) -> list[int] | None:
-    """The map pred var → gold var that proves SEM, or None if there is none (SEM.md §4 steps 5–6)."""
+    """The map pred var → gold var that proves SEM, or None if there is none.
+
+    docs/SEM.md §4.2, steps 5–6."""
     cp, cg = p.colours, g.colours
     if not _same(Counter(cp), Counter(cg)) or not _same(p.canon, g.canon):
         return None

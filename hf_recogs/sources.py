@@ -26,7 +26,7 @@ MIRROR_ENV = "HF_RECOGS_MIRROR"
 CACHE_ENV = "HF_RECOGS_CACHE"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 
-# The pinned upstream revisions (BENCHMARKS.md §0.1). Keys are what the rest of the package uses.
+# The pinned upstream revisions (docs/DATASETS.md §1.1). Keys are what the rest of the package uses.
 PINS: dict[str, tuple[str, str]] = {
     "cogs": ("najoungkim/COGS", "165a7b669eade971fa47bf568a2e51925360fed8"),
     "cogs_2020": ("najoungkim/COGS", "6f663835897945e94fd330c8cbebbdc494fbb690"),

@@ -11,9 +11,10 @@ frequency (ties alphabetical), so the same data always gives the same ids. Encod
 ``skip_special_tokens=True`` gives the words joined by single spaces (no clean-up of spaces before
 punctuation: a logical form keeps ``x _ 1 ;`` exactly).
 
-Difference to the ReCOGS reference (RESULTS §5.1): the reference has separate source/target vocabularies,
-wraps both sides as ``[BOS] … [EOS]`` and makes the model emit ``[BOS]`` first; here labels are
-``… </s>`` and the decoder starts from ``<s>``. Words unseen when the vocabulary was built become ``<unk>``.
+Difference to the ReCOGS reference (docs/TRAINING.md, "Paper set-ups"): the reference has separate
+source/target vocabularies, wraps both sides as ``[BOS] … [EOS]`` and makes the model emit ``[BOS]`` first;
+here labels are ``… </s>`` and the decoder starts from ``<s>``. Words unseen when the vocabulary was built
+become ``<unk>``.
 """
 
 from __future__ import annotations

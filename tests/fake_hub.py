@@ -1,7 +1,7 @@
 """An in-process fake Hugging Face Hub for tests: ``http.server`` on 127.0.0.1, an ephemeral port, a thread.
 
 It speaks the small part of the Hub HTTP API that ``huggingface_hub`` 2.x (without Xet), ``transformers`` and
-``datasets`` use to push and to load (HF_STACK.md §6.2), for model, dataset and space repositories alike:
+``datasets`` use to push and to load, for model, dataset and space repositories alike:
 
 - ``POST /api/repos/create`` (409 when the repo exists), ``DELETE /api/repos/delete``, ``POST /api/validate-yaml``
   (400 on unparsable front matter), ``GET /api/whoami-v2``;

@@ -20,7 +20,7 @@ from hf_recogs.benchmarks import recogs_derive as d
 from hf_recogs.registry import get_config
 
 # ---------------------------------------------------------------------------------------------------------
-# Hand-written rows (BENCHMARKS §1.2, §2.6 examples)
+# Hand-written rows (the examples of docs/DATASETS.md §2.2 and §3.7)
 
 HOPE_S = "Liam hoped that a box was burned by a girl ."
 HOPE_LF = (
@@ -457,7 +457,7 @@ def test_cogs_concat_train_files(cogs_splits, k):
 
 @needs_mirror
 def test_concat_needs_numpy_tie_order(cogs_splits):
-    """With a stable sort instead of numpy's introsort the appended rows differ (BENCHMARKS §2.1)."""
+    """With a stable sort instead of numpy's introsort the appended rows differ (docs/DATASETS.md §3.2)."""
     pool = [r for r in cogs_splits["train"] if r[2] != "primitive"]
     stable = sorted(range(len(pool)), key=lambda i: len(pool[i][0]))
     assert stable != d.length_order(pool)

@@ -281,7 +281,7 @@ def test_real_configs_through_the_bare_name(mirror, tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)
     loaded = datasets.load_dataset("hf_recogs", "recogs_pos", cache_dir=str(tmp_path / "c"))
-    # sizes from BENCHMARKS.md §2.7
+    # sizes from docs/DATASETS.md §3.8
     assert {k: v.num_rows for k, v in loaded.items()} == {"train": 27227, "validation": 3000, "test": 3000, "gen": 21000}
     assert loaded["validation"][0]["output"].startswith("Liam ( 0 ) ; box ( 4 ) ; girl ( 9 ) ; hope ( 1 )")
     assert len(set(loaded["gen"]["category"])) == 21

@@ -1,4 +1,4 @@
-"""Parser and SEM: the conformance cases of docs/SEM.md §5 (written from the text, not from our output),
+"""Parser and SEM: the conformance cases of docs/SEM.md §5 (written from the definition, not our output),
 property tests against a brute-force checker, fuzzing, the adversarial family, and mirror data."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hf_recogs import logical_forms as L
 
 sys.path.insert(0, str(ROOT / "bench"))
-from sem_bench import pp_chain  # noqa: E402  (the adversarial family of SEM.md §6; the benchmark times it)
+from sem_bench import pp_chain  # noqa: E402  (the adversarial family of docs/SEM.md §6)
 from hf_recogs.logical_forms import (
     Constant,
     LogicalFormError,
@@ -32,7 +32,7 @@ from hf_recogs.logical_forms import (
 )
 
 # --------------------------------------------------------------------------------------------------
-# §5 conformance. Gold for the ReCOGS cases (SEM.md §5).
+# Conformance (docs/SEM.md §5). Gold for the ReCOGS cases.
 
 G = (
     "Liam ( 0 ) ; box ( 4 ) ; girl ( 9 ) ; hope ( 1 ) AND agent ( 1 , 0 ) AND ccomp ( 1 , 6 ) "
@@ -229,7 +229,7 @@ def test_malformed(case, bad, reason):
     assert isinstance(result, ParseFailure) and not result
     assert result.reason == reason, str(result)
     assert sem_match(bad, G) is False and sem_match(G, bad) is False
-    assert sem_match(bad, bad) is False  # two malformed strings never match (SEM.md §2 "do not reuse")
+    assert sem_match(bad, bad) is False  # two malformed strings never match (docs/SEM.md §2.4, §3.7)
     assert diagnose(bad, G).reason == "parse_error_prediction"
     assert diagnose(G, bad).reason == "parse_error_reference"
     with pytest.raises(LogicalFormError) as err:
@@ -593,7 +593,8 @@ def test_fast_parser_is_a_faithful_shortcut_examples():
 
 
 # --------------------------------------------------------------------------------------------------
-# §6 adversarial family (no timing assertions: the machine is shared; bench/sem_bench.py times it)
+# The adversarial family of docs/SEM.md §6 (no timing assertions: the machine is shared; bench/sem_bench.py
+# times it)
 
 
 def rename_shuffle(lf: str, rng: random.Random) -> str:
@@ -617,7 +618,7 @@ def test_adversarial_family():
 
 
 # --------------------------------------------------------------------------------------------------
-# Mirror data (SEM.md §5 case 31, and the v2 ↔ ReCOGS_pos dev claim)
+# Mirror data (docs/SEM.md §5 case 31, and the v2 ↔ ReCOGS_pos dev claim of docs/DATASETS.md §3.9)
 
 
 @needs_mirror
@@ -662,7 +663,7 @@ def test_real_formats_parse_and_match_themselves():
 
 
 def test_empty_definite_prefix_of_cogs_concat_gold_is_accepted():
-    # ReCOGS cogs_concat train writes 127 gold LFs with no definites as " ; <body>" (BENCHMARKS §2.3).
+    # ReCOGS cogs_concat train writes 127 gold LFs with no definites as " ; <body>" (docs/DATASETS.md §3.4).
     gold = " ; tolerate . agent ( x _ 1 , Emma ) AND cat ( x _ 4 )"
     assert sem_match(gold, gold)
     assert sem_match(gold, "cat ( x _ 9 ) AND tolerate . agent ( x _ 2 , Emma )")

@@ -1,7 +1,7 @@
 """SCAN configs: grammar, generated splits against the official files, read splits, validation, parameters.
 
-Expected numbers come from BENCHMARKS.md §3 (not from our code). Tests marked ``mirror`` compare with the
-official files, read (and checksum-verified) through ``hf_recogs.sources``.
+Expected numbers come from the upstream files as docs/DATASETS.md §4 lists them (not from our code). Tests
+marked ``mirror`` compare with the official files, read (and checksum-verified) through ``hf_recogs.sources``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hf_recogs.registry import get_config
 from hf_recogs.sources import fetch_bytes, pinned, read_lines
 
 # ----------------------------------------------------------------------------------------------------------
-# Expected numbers (BENCHMARKS §3.3)
+# Expected numbers (docs/DATASETS.md §4.3)
 
 UPSTREAM_SIZES = {  # config: (train lines, test lines)
     "scan_simple": (16_728, 4_182),
@@ -101,7 +101,7 @@ def test_grammar_counts():
     assert min(lengths) == 1 and max(lengths) == 48
     words = Counter(len(x.split(" ")) for x in c)
     assert min(words) == 1 and max(words) == 9
-    assert {w for x in c for w in x.split(" ")} == scan.INPUT_VOCAB == {  # BENCHMARKS §3.1
+    assert {w for x in c for w in x.split(" ")} == scan.INPUT_VOCAB == {  # docs/DATASETS.md §4.1
         "after", "and", "around", "jump", "left", "look", "opposite", "right", "run", "thrice", "turn", "twice",
         "walk",
     }
@@ -111,7 +111,7 @@ def test_grammar_counts():
 
 
 def test_interpretation():
-    # First line of tasks.txt (BENCHMARKS §3.1)
+    # First line of tasks.txt
     assert scan.interpret("walk opposite right thrice after run opposite right") == (
         "I_TURN_RIGHT I_TURN_RIGHT I_RUN I_TURN_RIGHT I_TURN_RIGHT I_WALK I_TURN_RIGHT I_TURN_RIGHT I_WALK "
         "I_TURN_RIGHT I_TURN_RIGHT I_WALK"

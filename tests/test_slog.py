@@ -1,4 +1,5 @@
-"""SLOG configs: split sizes and categories (BENCHMARKS.md §5), the missing COGS-LF train file, the gen sets.
+"""SLOG configs: split sizes and categories (docs/DATASETS.md §6.1), the missing COGS-LF train file, the gen
+sets.
 
 The gen sets must never appear in plain text: every assertion on gen rows compares counts, category names or
 booleans, never a line (a failing assert must not print one either).
@@ -14,7 +15,7 @@ from hf_recogs.benchmarks import slog
 from hf_recogs.registry import get_config
 from hf_recogs.sources import SourceError, SourceUnavailable, is_available
 
-# BENCHMARKS §5
+# docs/DATASETS.md §6.1
 EXPOSURE = [
     "exposure_example_" + x
     for x in (
@@ -31,9 +32,8 @@ DEV_CATEGORIES = {
     "in_distribution": 3_000, "object_modifying_RC": 635, "wh_Q_simple_trans": 292, "pp_4": 56,
     "center_embed_2": 29, "cp_4": 20, "center_embed_4": 14,
 }
-# BENCHMARKS §5 gives the dev numbers for "dev and test"; the pinned test.tsv (both formats, sha256-verified)
-# has the same 4,046 rows, categories and in_distribution/cp_4 counts, but a different mix of the others
-# (counted with `cut -f3 test.tsv | sort | uniq -c`): reported as an error in the doc.
+# test.tsv (both formats, sha256-verified) has the same 4,046 rows, categories and in_distribution/cp_4
+# counts as dev.tsv, but a different mix of the others (counted with `cut -f3 test.tsv | sort | uniq -c`).
 TEST_CATEGORIES = {
     "in_distribution": 3_000, "object_modifying_RC": 636, "wh_Q_simple_trans": 290, "pp_4": 57,
     "center_embed_2": 22, "cp_4": 20, "center_embed_4": 21,
@@ -131,7 +131,7 @@ def test_gen(mirror):
         assert all(r["input"] and r["output"] for r in rows)
     # same sentences, same order, in both formats (compared without ever showing one)
     assert sum(x["input"] != y["input"] or x["category"] != y["category"] for x, y in zip(cogs, varfree)) == 0
-    assert max(len(r["input"].split(" ")) for r in cogs) == 61  # BENCHMARKS §5: max gen source 61 words
+    assert max(len(r["input"].split(" ")) for r in cogs) == 61  # docs/DATASETS.md §6.1: max source 61 words
     assert max(len(r["output"].split(" ")) for r in cogs) == 601  # and max COGS-LF 601 tokens
     # gen sentences never occur in train/validation/test
     seen = {r["input"] for s in ("train", "validation", "test") for r in get_config("slog_varfree").rows(s)}

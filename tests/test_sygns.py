@@ -2,7 +2,7 @@
 scheme files, and the regenerated ``sygns_*`` configs (determinism, sizes, split rules, categories, metadata).
 
 Expected values come from the upstream files (read and checksum-verified through ``hf_recogs.sources``) and
-from BENCHMARKS.md §4, not from our code. Config tests run at ``scale=0.01`` except one full-size run.
+from docs/DATASETS.md §5, not from our code. Config tests run at ``scale=0.01`` except one full-size run.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""COGS and the ReCOGS family as dataset configs (BENCHMARKS.md §1, §2).
+"""COGS and the ReCOGS family as dataset configs (docs/DATASETS.md §2, §3).
 
 Rows: ``input`` = sentence, ``output`` = logical form, ``category`` = the third upstream column (COGS
 "category", ReCOGS "type"), in upstream file order. Splits: ``train``, ``validation`` (upstream ``dev``),
@@ -289,7 +289,10 @@ for _name, _folder, _rel in (
         },
         f"train official: frankaging/ReCOGS@1b6eca8 {_folder}/train.tsv, which is not in the offline mirror "
         "(left out offline; downloads, verified by git blob, online). It cannot be regenerated: its randomness "
-        "depends on Python set order (BENCHMARKS §2.11). " + _COPY_NOTE + " " + _LICENSE_NOTE,
+        "depends on Python set order (hf_recogs docs/DATASETS.md §3.11). "
+        + _COPY_NOTE
+        + " "
+        + _LICENSE_NOTE,
     )
 
 _add(
@@ -389,7 +392,8 @@ _add(
         for split in SPLITS
     },
     "All splits regenerated from COGS data/{train,dev,test,gen}.tsv by hf_recogs.benchmarks.recogs_derive."
-    "regenerated_recogs: the ReCOGS translation (BENCHMARKS.md §2.6) with random index names from the 57-value pool "
+    "regenerated_recogs: the ReCOGS translation (hf_recogs docs/DATASETS.md §3.7) with random index names "
+    "from the 57-value pool "
     "0-54, 56, 59; train = `copies` renamed copies, each followed by `concat` length_ood concatenations, "
     "then exact duplicates dropped. Deterministic: sorted index lists, RNG Random('hf_recogs.recogs_regen:"
     "<seed>:<split>'). Not byte-identical to the released v1/v2 (theirs depend on string-hash order) but "

@@ -1,4 +1,4 @@
-"""Pure derivations of the ReCOGS family from COGS rows (BENCHMARKS.md §2).
+"""Pure derivations of the ReCOGS family from COGS rows (docs/DATASETS.md §3).
 
 Every function here works on plain rows ``(sentence, lf, category)`` (three strings, the upstream TSV
 columns) and touches no file, network or global state; the randomised ones take a ``random.Random``.
@@ -9,7 +9,7 @@ ReCOGS (``recogs_v1``/``recogs_v2``) cannot be rebuilt byte for byte (their rand
 Python's per-process string hashing); :func:`regenerated_recogs` builds a documented deterministic
 equivalent that differs from them only in the names of the indices.
 
-Conventions (BENCHMARKS.md §0.2): a sentence is words separated by single spaces, the final ``.`` is a
+Conventions (docs/DATASETS.md §1.3): a sentence is words separated by single spaces, the final ``.`` is a
 word; word positions are 0-based; an LF is tokens separated by single spaces.
 """
 
@@ -59,7 +59,7 @@ class LogicalFormError(ValueError):
 
 
 # --------------------------------------------------------------------------------------------------
-# Reading and writing (BENCHMARKS §2.1)
+# Reading and writing (docs/DATASETS.md §3.2)
 
 
 def parse_tsv(data: bytes | str) -> list[Row]:
@@ -101,7 +101,7 @@ def dedup_rows(rows: Iterable[Row]) -> list[Row]:
 
 
 # --------------------------------------------------------------------------------------------------
-# COGS conjuncts (BENCHMARKS §1.4, §2.1)
+# COGS conjuncts (docs/DATASETS.md §2.2, §3.2)
 
 _VAR = re.compile(r"^x _ (\d+)$")
 
@@ -202,7 +202,9 @@ def _split_defs_body(lf: str) -> tuple[list[Conjunct], list[Conjunct]]:
 
 
 def canonicalise(lf: str) -> str:
-    """DEFS := definite terms, deduplicated, sorted by index; BODY := the rest in order (§2.1).
+    """DEFS := definite terms, deduplicated, sorted by index; BODY := the rest in order.
+
+    See docs/DATASETS.md §3.2.
 
     The identity on every COGS LF; primitives are returned unchanged.
     """
@@ -231,7 +233,7 @@ def _map_numbers(lf: str, mapping) -> str:
 
 
 # --------------------------------------------------------------------------------------------------
-# cogs_token_removal (§2.2)
+# cogs_token_removal (docs/DATASETS.md §3.3)
 
 REMOVAL_SETS: dict[str, frozenset[str]] = {
     "x_": frozenset({"x", "_"}),
@@ -253,7 +255,7 @@ def token_removal(rows: Iterable[Row], removal: str) -> list[Row]:
 
 
 # --------------------------------------------------------------------------------------------------
-# numpy's classic introsort argsort (pandas sort_values(kind="quicksort")), §2.1
+# numpy's classic introsort argsort (pandas sort_values(kind="quicksort")), docs/DATASETS.md §3.2
 
 _SMALL_QUICKSORT = 15
 
@@ -359,7 +361,9 @@ def length_order(rows: Sequence[Row]) -> list[int]:
 
 
 def select_triples(order: Sequence[int], k: int) -> list[tuple[int, int, int]]:
-    """Triple ``i`` = sorted positions ``n-1-6i`` (S1), ``n-2-6i``, ``n-3-6i``; three skipped each time (§2.1)."""
+    """Triple ``i`` = sorted positions ``n-1-6i`` (S1), ``n-2-6i``, ``n-3-6i``; three skipped each time.
+
+    See docs/DATASETS.md §3.2."""
     n = len(order)
     if k < 0 or (k > 0 and n - 3 - 6 * (k - 1) < 0):
         raise ValueError(f"cannot select {k} triples from {n} rows (needs 6k-3 <= n)")
@@ -399,7 +403,9 @@ def _shift(lf: str, offset: int) -> str:
 
 
 def cogs_concat_train(train: Sequence[Row], k: int) -> list[Row]:
-    """``cogs_concat/train_k_{k}.tsv`` (§2.3): the full train followed by ``k`` concatenated rows.
+    """``cogs_concat/train_k_{k}.tsv``: the full train followed by ``k`` concatenated rows.
+
+    See docs/DATASETS.md §3.4.
 
     Pool = train without ``primitive`` rows; LF = definite pieces of LF1..LF3 first, then their bodies, with
     no re-sorting (the upstream leading-space quirk for LFs without definites is kept).
@@ -418,7 +424,7 @@ def cogs_concat_train(train: Sequence[Row], k: int) -> list[Row]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Preposing and sprinkles (§2.4, §2.5)
+# Preposing and sprinkles (docs/DATASETS.md §3.5, §3.6)
 
 PREPOSING_P = 0.05
 SPRINKLE_P = 0.05
@@ -454,7 +460,9 @@ def _prepose_row(sentence: str, lf: str) -> tuple[str, str, int]:
 
 
 def preposing_pass(rows: Iterable[Row], rng: random.Random, p: float = PREPOSING_P) -> list[Row]:
-    """One pass of §2.4 over ``rows`` in order, drawing from ``rng`` only for LFs with an ``nmod``."""
+    """One preposing pass over ``rows`` in order, drawing from ``rng`` only for LFs with an ``nmod``.
+
+    See docs/DATASETS.md §3.5."""
     out = []
     for sentence, lf, category in rows:
         if _is_primitive(lf):
@@ -475,7 +483,9 @@ def preposing_pass(rows: Iterable[Row], rng: random.Random, p: float = PREPOSING
 def sprinkle_pass(
     rows: Iterable[Row], rng: random.Random, p: float = SPRINKLE_P, category: str | None = "sprinkle"
 ) -> list[Row]:
-    """One pass of §2.5: with probability ``p`` per row insert 1–3 ``um`` after eligible words.
+    """One sprinkle pass: with probability ``p`` per row insert 1–3 ``um`` after eligible words.
+
+    See docs/DATASETS.md §3.6.
 
     ``category``: the new type of a sprinkled row; ``None`` appends ``+sprinkle`` to the old type (ReCOGS_pos).
     """
@@ -511,7 +521,7 @@ def cogs_preposing_sprinkles_train(train: Sequence[Row], seed: int = 42) -> list
 
 
 # --------------------------------------------------------------------------------------------------
-# ReCOGS structural translation (§2.6)
+# ReCOGS structural translation (docs/DATASETS.md §3.7)
 
 
 def _translate_primitive(sentence: str, lf: str) -> str:
@@ -541,7 +551,7 @@ def _translate_primitive(sentence: str, lf: str) -> str:
 
 
 def recogs_translate(sentence: str, lf: str, nmod_first: bool = False) -> str:
-    """A COGS LF in ReCOGS form with positional indices (ReCOGS_pos); §2.6.
+    """A COGS LF in ReCOGS form with positional indices (ReCOGS_pos); docs/DATASETS.md §3.7.
 
     ``nmod_first=False`` places each ``nmod`` conjunct where it occurs (ReCOGS_pos, v2: word order);
     ``True`` puts all of them first in the body (v1 and the 2023-07-04 ReCOGS_pos).
@@ -612,13 +622,17 @@ def recogs_concat_lf(lfs: Sequence[str], offsets: Sequence[int], nmod_first: boo
 
 
 def _recogs_augmented_train(train: Sequence[Row], seed: int = 42) -> list[Row]:
-    """Preposing + sprinkle passes on one ``Random(seed)``, sprinkled type ``<type>+sprinkle`` (§2.7 step 1)."""
+    """Preposing + sprinkle passes on one ``Random(seed)``, sprinkled type ``<type>+sprinkle``.
+
+    See docs/DATASETS.md §3.8, train step 1."""
     rng = random.Random(seed)
     return sprinkle_pass(preposing_pass(train, rng), rng, category=None)
 
 
 def recogs_pos_train(train: Sequence[Row], k: int = 3072, seed: int = 42) -> list[Row]:
-    """``recogs_positional_index/train.tsv`` (§2.7): augment, translate, append ``k`` concatenations, dedup."""
+    """``recogs_positional_index/train.tsv``: augment, translate, append ``k`` concatenations, dedup.
+
+    See docs/DATASETS.md §3.8."""
     rows = recogs_eval(_recogs_augmented_train(train, seed))
     extra = []
     for a, b, c in select_triples(length_order(rows), k):
@@ -629,7 +643,7 @@ def recogs_pos_train(train: Sequence[Row], k: int = 3072, seed: int = 42) -> lis
 
 
 # --------------------------------------------------------------------------------------------------
-# Random index names as in the released ReCOGS (§2.8, §2.9), made deterministic
+# Random index names as in the released ReCOGS (docs/DATASETS.md §3.9), made deterministic
 
 # The numeric tokens of the reference target vocabulary (all 57 occur in v1/v2 dev/test).
 RECOGS_INDEX_POOL: tuple[int, ...] = tuple(range(55)) + (56, 59)
@@ -685,7 +699,7 @@ def regenerated_recogs(
     flavour: str = "v2",
     pool: Sequence[int] = RECOGS_INDEX_POOL,
 ) -> list[Row]:
-    """A deterministic ReCOGS built by the recipe of the released data (§2.8 v2, §2.9 v1).
+    """A deterministic ReCOGS built by the recipe of the released data (docs/DATASETS.md §3.9).
 
     ``rows``: the COGS rows of ``split`` (``train`` takes COGS train). Same sentences, types and LF
     structure as the released ReCOGS; only the index names differ (they are drawn from a seeded RNG, one
@@ -695,9 +709,10 @@ def regenerated_recogs(
       (fixed ``Random(42)``, independent of ``seed``; types ``<type>+sprinkle``), nmod in word order.
     - ``flavour="v1"`` (Mar 2023): plain COGS train rows, nmod conjuncts first.
     - train = for each of ``copies`` copies: every row renamed, then ``concat`` concatenations
-      (type ``length_ood``; §2.1 length sort and triple selection; the three sources get distinct names;
-      prefixes then bodies, for v1 all nmod conjuncts of the three bodies first); then exact duplicate
-      rows are dropped (keeping the first). With the defaults: 135,563 − collisions rows (upstream 135,547).
+      (type ``length_ood``; length sort and triple selection of docs/DATASETS.md §3.2; the three sources get
+      distinct names; prefixes then bodies, for v1 all nmod conjuncts of the three bodies first); then exact
+      duplicate rows are dropped (keeping the first). With the defaults: 135,563 − collisions rows
+      (upstream 135,547).
     - other splits: one renamed copy of the translated rows.
     """
     if flavour not in RECOGS_FLAVOURS:
@@ -724,7 +739,7 @@ def regenerated_recogs(
 
 
 # --------------------------------------------------------------------------------------------------
-# Variable-free format (§2.10)
+# Variable-free format (docs/DATASETS.md §3.10)
 
 
 def variable_free(lf: str) -> str:

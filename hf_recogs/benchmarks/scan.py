@@ -1,10 +1,10 @@
 """SCAN (Lake & Baroni 2018) and its published splits, as ``scan_*`` dataset configs.
 
-What is generated and what is read (BENCHMARKS.md §3):
+What is generated and what is read (docs/DATASETS.md §4):
 
 * The whole command space comes from our grammar and interpretation (``commands()``, ``interpret()``,
-  BENCHMARKS §3.2): 20,910 commands with their action sequences. ``tasks.txt`` is read only for its line
-  order, and every load checks that its lines are exactly the generated ones (same set, same actions).
+  docs/DATASETS.md §4.2): 20,910 commands with their action sequences. ``tasks.txt`` is read only for its
+  line order, and every load checks that its lines are exactly the generated ones (same set, same actions).
 * Rule-defined splits are generated from the grammar and the split rule: ``length``, ``addprim_jump``,
   ``addprim_turn_left``, the four ``template_*`` and the four ``filler_num*`` configs. Template and filler
   files list their lines in ``tasks.txt`` order, so ours are byte-identical to upstream. Upstream shuffled the
@@ -15,7 +15,8 @@ What is generated and what is read (BENCHMARKS.md §3):
   train = the first ⌊p·20,910/100⌋ lines of the simple train file, test = the rest of it followed by the
   simple test file (byte-identical to upstream).
 * Splits sampled at random upstream are read from the official files: ``simple``, ``fewshot`` (num, rep),
-  ``addprim_complex_jump`` (num, rep) and ``mcd1``–``mcd3`` (from the unmerged pull request, BENCHMARKS §0.1).
+  ``addprim_complex_jump`` (num, rep) and ``mcd1``–``mcd3`` (from the unmerged pull request,
+  docs/DATASETS.md §1.1).
 
 Rows: ``input`` = the command, ``output`` = the actions (space separated), ``category``:
 
@@ -58,7 +59,7 @@ FAMILY = "scan"
 LICENSE = "BSD-3-Clause"
 
 # ---------------------------------------------------------------------------------------------------------
-# Grammar and interpretation (BENCHMARKS §3.2)
+# Grammar and interpretation (docs/DATASETS.md §4.2)
 
 VERBS = ("walk", "look", "run", "jump")  # U
 DIRECTIONS = ("left", "right")
@@ -207,7 +208,8 @@ def _addprim_split(which: str) -> tuple[Pairs, Pairs]:
     rest = tuple(p for p in u if not contains(p[0], primitive))
     test = tuple(p for p in u if contains(p[0], primitive) and p[0] != primitive)
     prim_line = (primitive, interpret(primitive))
-    # The primitive makes up exactly 10 % of the train file: len(rest) / 9 repetitions (BENCHMARKS §3.3).
+    # The primitive makes up exactly 10 % of the train file: len(rest) / 9 repetitions
+    # (docs/DATASETS.md §4.3).
     return rest + (prim_line,) * (len(rest) // 9), test
 
 

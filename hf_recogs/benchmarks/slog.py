@@ -1,8 +1,9 @@
 """SLOG (Li et al., EMNLP 2023): structural generalization on a COGS-style grammar, as two configs.
 
 * ``slog``: COGS-format logical forms (``data/cogs_LF/``). Its train file (``data/cogs_LF/train.tsv``) is in no
-  offline mirror and cannot be derived (BENCHMARKS §5): the split is listed in ``sources`` like every other one,
-  so a loader that cannot fetch it leaves it out, and reading it raises a ``SourceUnavailable`` that says so.
+  offline mirror and cannot be derived (docs/DATASETS.md §6.1): the split is listed in ``sources`` like every
+  other one, so a loader that cannot fetch it leaves it out, and reading it raises a ``SourceUnavailable``
+  that says so.
 * ``slog_varfree``: variable-free logical forms (``data/varfree_LF/``), all splits available.
 
 Splits: ``train`` (train.tsv), ``validation`` (upstream ``dev.tsv``), ``test`` (test.tsv), ``gen`` (the 17 × 1,000
@@ -84,9 +85,9 @@ def _generate(config: str):
         except SourceUnavailable as err:
             if config == "slog" and split == "train":
                 raise SourceUnavailable(
-                    f"{err}. Note: SLOG's COGS-LF train file is missing from the offline mirror and cannot be "
-                    "derived from the other files (BENCHMARKS §5); its validation/test/gen splits load without it, "
-                    "and config 'slog_varfree' has a train split."
+                    f"{err}. Note: SLOG's COGS-LF train file is missing from the offline mirror and cannot "
+                    "be derived from the other files (hf_recogs docs/DATASETS.md §6.1); its "
+                    "validation/test/gen splits load without it, and config 'slog_varfree' has a train split."
                 ) from None
             raise
         yield from _rows(text, str(file))

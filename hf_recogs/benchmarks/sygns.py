@@ -1,19 +1,19 @@
 """SyGNS (Yanaka, Mineshima & Inui 2021), regenerated: a seeded sampler and the paper's settings.
 
 Upstream ships a generator and a 50-sentence sample, no dataset, and its generator is unseeded, so the
-paper's data cannot be had (BENCHMARKS.md §4.1). The ``sygns_*`` configs are a **documented re-generation by
-hf_recogs**: our own grammar and semantics (``sygns_semantics``, which reproduces all six meaning columns of
-the upstream sample byte for byte), sampled with ``random.Random`` from a fixed seed. They are SyGNS-derived
-data under **CC BY-SA 4.0** (share-alike, like upstream), not the paper's data.
+paper's data cannot be had (docs/DATASETS.md §5.1). The ``sygns_*`` configs are a **documented
+re-generation by hf_recogs**: our own grammar and semantics (``sygns_semantics``, which reproduces all six
+meaning columns of the upstream sample byte for byte), sampled with ``random.Random`` from a fixed seed.
+They are SyGNS-derived data under **CC BY-SA 4.0** (share-alike, like upstream), not the paper's data.
 
 Rows: ``input`` (the sentence), ``output`` (the form the ``output`` parameter selects: ``fol``, ``drs`` or
 ``vf``), ``category``, and every form as an extra column: ``fol``, ``drs``, ``vf``, ``folpol``, ``vfpol``,
 ``tags`` (strings exactly as upstream's ``results.tsv`` prints them) and ``depth`` (int32, the recursion
 budget the sentence was generated with, as upstream's ``depth`` column).
 
-Sampling (per depth D, BENCHMARKS §4.2):
+Sampling (per depth D, docs/DATASETS.md §5.2):
 
-* the scheme grammar of §4.2: a quantified NP is subject or object, never both; proper-name-only sentences
+* upstream's scheme grammar: a quantified NP is subject or object, never both; proper-name-only sentences
   at depth 0 only; ``NP(D ≥ 1) → det noun S̄(D−1)``; intransitive relatives end the recursion; the surface
   bugs ``PN did not tvFin PN`` and ``that ivFin conn ivInf`` are kept unless ``semantics="corrected"``.
   Every upstream scheme (all five scheme files) is in our grammar and the schemes we draw at depths 0-2 are
@@ -82,7 +82,7 @@ CITATIONS = ("sygns",)
 DEFAULT_SEED = 42
 OUTPUTS = ("fol", "drs", "vf")
 
-# each relative-clause expansion survives with probability 1/K at depth D (BENCHMARKS §4.2)
+# each relative-clause expansion survives with probability 1/K at depth D (docs/DATASETS.md §5.2)
 KEEP_K = {0: 1, 1: 1, 2: 1, 3: 2, 4: 3}
 
 _DISTINCT_LIMIT = {

@@ -1,7 +1,7 @@
 """The SyGNS fragment: vocabulary, sentence trees, a recogniser, and the meaning columns of ``results.tsv``.
 
-Our own implementation of the fragment described in BENCHMARKS.md §4.2–4.4 (no upstream code is used). A
-sentence is a small tree (``Sentence`` / ``NP`` / ``RC`` / ``VP``); from the tree we build
+Our own implementation of the fragment summarised in docs/DATASETS.md §5.2 and §5.3 (no upstream code is
+used). A sentence is a small tree (``Sentence`` / ``NP`` / ``RC`` / ``VP``); from the tree we build
 
 * a first-order formula (``fol_formula``), printed in NLTK's syntax (``fol_string``): ``exists x1.φ``,
   ``all x1.φ``, ``&``, ``|``, ``->``, ``-``, atoms ``p(x1,x2)``, every binary formula in parentheses, a
@@ -47,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # ---------------------------------------------------------------------------------------------------------
-# Vocabulary (scripts/vocab.yaml, BENCHMARKS §4.2)
+# Vocabulary (scripts/vocab.yaml; docs/DATASETS.md §5.2)
 
 NOUN_SING = ("dog", "rabbit", "lion", "cat", "bear", "tiger", "fox", "monkey", "bird", "horse")
 NOUN_PLUR = ("dogs", "rabbits", "lions", "cats", "bears", "foxes", "tigers", "monkeys", "birds", "horses")
@@ -441,7 +441,7 @@ def fol_polarities(phi, pol: int = 1, out: list | None = None) -> list[tuple[str
 
 
 # ---------------------------------------------------------------------------------------------------------
-# DRS clausal form (BENCHMARKS §4.3)
+# DRS clausal form (docs/DATASETS.md §5.3; the rules are in the module docstring)
 
 
 class _Box:

@@ -1,4 +1,5 @@
-"""Configuration of the ReCOGS reference LSTM (Wu, Manning & Potts 2023; RESULTS §5.2).
+"""Configuration of the ReCOGS reference LSTM (Wu, Manning & Potts 2023; set-up in docs/TRAINING.md of the
+hf_recogs repository, "Paper set-ups").
 
 Self-contained on purpose: this file (with ``modeling_lstm_seq2seq.py``) is copied next to a saved checkpoint
 (``auto_map``), so that ``AutoModelForSeq2SeqLM.from_pretrained(..., trust_remote_code=True)`` works for

@@ -43,7 +43,7 @@ from transformers import (
     T5ForConditionalGeneration,
 )
 
-# Reference sizes (RESULTS §5.1).
+# Reference sizes: the ReCOGS reference Transformer (docs/TRAINING.md, "Paper set-ups").
 D_MODEL = 300
 HEADS = 4
 FFN = 512
