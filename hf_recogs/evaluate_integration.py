@@ -1,10 +1,12 @@
-"""Make ``evaluate.load("sem_match")`` find our metric from any working directory, offline.
+"""Make ``evaluate.load("sem_match")`` and ``evaluate.load("sygns_match")`` find our metrics from any working
+directory, offline.
 
 evaluate resolves a bare name against the working directory, then the Hub, then its module cache
 (docs/HF_STACK.md §3), so a metric shipped inside a pip package is unreachable by name. We wrap
-``evaluate.loading.evaluation_module_factory`` so that the bare ``"sem_match"`` maps to the directory of our
-metric, unless ``./sem_match/sem_match.py`` exists in the working directory (evaluate's own first choice,
-which we keep). Explicit paths (``evaluate.load(SEM_MATCH_PATH)``, ``"<repo>/metrics/sem_match"``) need no hook.
+``evaluate.loading.evaluation_module_factory`` so that each bare name of :data:`METRIC_PATHS` maps to the
+directory of our metric, unless ``./<name>/<name>.py`` exists in the working directory (evaluate's own first
+choice, which we keep). Explicit paths (``evaluate.load(SEM_MATCH_PATH)``, ``"<repo>/metrics/sem_match"``)
+need no hook.
 
 ``import evaluate`` costs 7–9 s (it imports transformers and torch), so nothing here imports it: the wrapper
 is installed through :func:`hf_recogs._import_hooks.when_imported`, immediately if ``evaluate.loading`` is
@@ -21,25 +23,27 @@ from pathlib import Path
 
 from ._import_hooks import when_imported
 
-__all__ = ["SEM_MATCH_PATH", "install_evaluate_hook"]
+__all__ = ["METRIC_PATHS", "SEM_MATCH_PATH", "SYGNS_MATCH_PATH", "install_evaluate_hook"]
 
-METRIC_NAME = "sem_match"
+METRIC_NAMES = ("sem_match", "sygns_match")
 
 
-def _metric_dir() -> str:
-    """The metric folder: ``hf_recogs.metrics`` (``metrics/`` mapped by pyproject's package-dir), or the
-    source tree's ``metrics/`` when the package is used uninstalled from a checkout."""
+def _metric_dir(name: str) -> str:
+    """The folder of metric ``name``: under ``hf_recogs.metrics`` (``metrics/`` mapped by pyproject's
+    package-dir), or the source tree's ``metrics/`` when the package is used uninstalled from a checkout."""
     try:
-        path = Path(str(importlib.resources.files("hf_recogs.metrics") / METRIC_NAME))
-        if (path / f"{METRIC_NAME}.py").is_file():
+        path = Path(str(importlib.resources.files("hf_recogs.metrics") / name))
+        if (path / f"{name}.py").is_file():
             return str(path.resolve())
     except ModuleNotFoundError:
         pass
-    return str((Path(__file__).resolve().parent.parent / "metrics" / METRIC_NAME).resolve())
+    return str((Path(__file__).resolve().parent.parent / "metrics" / name).resolve())
 
 
-SEM_MATCH_PATH: str = _metric_dir()
-"""Absolute path of the metric directory: ``evaluate.load(SEM_MATCH_PATH)`` works from any CWD."""
+METRIC_PATHS: dict[str, str] = {name: _metric_dir(name) for name in METRIC_NAMES}
+"""Bare metric name -> absolute path of its directory (``evaluate.load(path)`` works from any CWD)."""
+SEM_MATCH_PATH: str = METRIC_PATHS["sem_match"]
+SYGNS_MATCH_PATH: str = METRIC_PATHS["sygns_match"]
 
 _MODULES = ("evaluate.loading", "evaluate.inspect", "evaluate.evaluation_suite")
 
@@ -55,8 +59,8 @@ def _wrap(factory):
 
     @functools.wraps(factory)
     def evaluation_module_factory(path, *args, **kwargs):
-        if path == METRIC_NAME and not os.path.isfile(os.path.join(METRIC_NAME, f"{METRIC_NAME}.py")):
-            path = SEM_MATCH_PATH
+        if isinstance(path, str) and path in METRIC_PATHS and not os.path.isfile(os.path.join(path, f"{path}.py")):
+            path = METRIC_PATHS[path]
         return factory(path, *args, **kwargs)
 
     evaluation_module_factory._hf_recogs_wrapped = True
@@ -74,8 +78,9 @@ _installed = False
 
 
 def install_evaluate_hook() -> None:
-    """Route ``evaluate.load("sem_match")`` to :data:`SEM_MATCH_PATH`. Idempotent and cheap: it does not
-    import evaluate (the patch is applied when evaluate gets imported, or now if it already is)."""
+    """Route ``evaluate.load("<name>")`` to ``METRIC_PATHS[name]`` for each of our metrics. Idempotent and
+    cheap: it does not import evaluate (the patch is applied when evaluate gets imported, or now if it
+    already is)."""
     global _installed
     if _installed:
         return

@@ -31,6 +31,27 @@ COGS_GEN_CATEGORIES = (
 GROUPS = ("lexical", "structural", "lexical_15")
 # SyGNS test categories are "<quantifier type>:<modifiers>" (e.g. "NUM:ADJ+NEG"); the paper reports by type.
 SYGNS_QUANTIFIER_TYPES = ("EXI", "NUM", "UNI")
+# The SyGNS paper's levels shown next to exact match in tables, plots and aggregates (results.json has all
+# of hf_recogs.sygns_eval.aggregate); the first of each form is the headline of plots and model-index.
+SYGNS_SHOWN = {
+    "fol": ("equivalence", "entailment_g_to_p", "entailment_p_to_g", "polarity_up_f1", "polarity_down_f1",
+            "undecided"),
+    "drs": ("counter_f1", "counter_precision", "counter_recall", "counter_mean_f1"),
+}
+SYGNS_LABELS = {
+    "equivalence": "G⇔P", "entailment_g_to_p": "G⇒P", "entailment_p_to_g": "G⇐P", "polarity_up_f1": "up F1",
+    "polarity_down_f1": "down F1", "undecided": "undecided", "counter_f1": "COUNTER F1",
+    "counter_precision": "COUNTER P", "counter_recall": "COUNTER R", "counter_mean_f1": "COUNTER mean F1",
+}
+
+
+def sygns_levels(summary: dict[str, Any] | None) -> tuple[str, ...]:
+    """The SyGNS levels a split summary carries, in display order (empty for other datasets)."""
+    if not summary:
+        return ()
+    if "counter_f1" in summary:
+        return SYGNS_SHOWN["drs"]
+    return SYGNS_SHOWN["fol"] if "equivalence" in summary else ()
 
 
 def groups_of(category: str) -> tuple[str, ...]:
@@ -47,9 +68,14 @@ def groups_of(category: str) -> tuple[str, ...]:
 def score_rows(predictions: Sequence[str], references: Sequence[str], categories: Sequence[str] | None = None,
                metric: str = "sem", fmt: str = "auto", inputs: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """The verdicts of each prediction, the one scoring function of training runs and of the ``sem_match``
-    metric: records with ``gold``, ``prediction``, ``category``, ``exact`` (whitespace-normalised string
-    match) and ``sem`` (Semantic Exact Match; None when ``metric`` is "exact"), plus ``input`` if given."""
+    and ``sygns_match`` metrics: records with ``gold``, ``prediction``, ``category``, ``exact``
+    (whitespace-normalised string match) and ``sem`` (Semantic Exact Match; None unless ``metric`` is
+    "sem"), plus ``input`` if given. ``metric="sygns"`` adds ``sygns``, the SyGNS paper's verdicts
+    (``hf_recogs.sygns_eval.score_pair``; ``fmt`` is then the form: fol, drs, vf or auto)."""
     from .logical_forms import exact_match, sem_match
+
+    if metric == "sygns":
+        from .sygns_eval import score_pair
 
     if len(references) != len(predictions):
         raise ValueError(f"{len(predictions)} predictions for {len(references)} references; lengths must match")
@@ -59,6 +85,11 @@ def score_rows(predictions: Sequence[str], references: Sequence[str], categories
         record.update(gold=gold, prediction=pred, category=categories[i] if categories is not None else None,
                       sem=bool(sem_match(pred, gold, fmt)) if metric == "sem" else None,
                       exact=bool(exact_match(pred, gold)))
+        if metric == "sygns":
+            try:
+                record["sygns"] = score_pair(pred, gold, fmt)
+            except ValueError as err:  # a reference that is not of the form: say which
+                raise ValueError(f"references[{i}]: {err}") from None
         records.append(record)
     return records
 
@@ -68,6 +99,11 @@ def _score(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n, "exact_match": sum(r["exact"] for r in items) / n if n else None}
     sems = [r["sem"] for r in items if r.get("sem") is not None]
     out["sem_match"] = sum(sems) / len(sems) if sems and len(sems) == n else None
+    verdicts = [r["sygns"] for r in items if r.get("sygns") is not None]
+    if verdicts and len(verdicts) == n:  # SyGNS: entailment / polarity / clause-matching levels
+        from .sygns_eval import aggregate as sygns_levels
+
+        out.update(sygns_levels(verdicts))
     return out
 
 
@@ -153,7 +189,17 @@ def plot_per_category(results: dict[str, Any], path: Path) -> None:
         colors = ["tab:red" if c in STRUCTURAL else "tab:blue" for c in cats]
         fig_w = max(6, 0.35 * len(cats) + 2)
         fig, ax = plt.subplots(figsize=(fig_w, 6.5))
-        bars = ax.bar(range(len(cats)), values, color=colors)
+        headline = sygns_levels(s)[:1]
+        if headline:  # SyGNS: the paper's headline level (G⇔P or COUNTER F1) beside exact match
+            lv = headline[0]
+            second = [100 * (s["per_category"][c].get(lv) or 0) for c in cats]
+            ax.bar([i + 0.2 for i in range(len(cats))], second, width=0.4, color="tab:orange",
+                   label=SYGNS_LABELS[lv])
+            bars = ax.bar([i - 0.2 for i in range(len(cats))], values, width=0.4, color=colors, label=key)
+            ax.legend(fontsize=7, loc="upper left")
+            values = [max(a, b) for a, b in zip(values, second, strict=True)]
+        else:
+            bars = ax.bar(range(len(cats)), values, color=colors)
         for bar, c in zip(bars, cats, strict=True):  # n per bar
             ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height() + 1, f"n={s['per_category'][c]['n']}",
                     ha="center", va="bottom", fontsize=5, rotation=90)
@@ -282,6 +328,13 @@ def aggregate(results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
         }
         if key == "sem_match":  # exact match alongside, for comparison with EM-based tables
             out["splits"][split]["overall_exact_match"] = _stats([pct(p, "exact_match") for p in present])
+        levels = sygns_levels(next((p for p in present if p), None))
+        if levels:  # SyGNS: every level per split, group and category, like the primary score
+            out["splits"][split]["levels"] = {lv: {
+                "overall": _stats([pct(p, lv) for p in present]),
+                "groups": {g: _stats([pct(p and p.get("groups", {}).get(g), lv) for p in present]) for g in groups},
+                "per_category": {c: _stats([pct(p and p["per_category"].get(c), lv) for p in present]) for c in cats},
+            } for lv in levels}
     return out
 
 
@@ -308,7 +361,25 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         if len(s["per_category"]) > 1:
             for c, st in s["per_category"].items():
                 lines.append(f"| {c} | " + " | ".join(_fmt(st)) + " |")
+        if s.get("levels"):
+            lines += _levels_markdown(s)
     return "\n".join(lines) + "\n"
+
+
+def _levels_markdown(s: dict[str, Any]) -> list[str]:
+    """The SyGNS levels of one aggregated split: mean over seeds (percent) per level, group and category."""
+    levels = list(s["levels"])
+    f = lambda st: "–" if st["mean"] is None else f"{st['mean']:.1f}"  # noqa: E731
+    lines = ["", "SyGNS levels (mean over seeds, %):", "",
+             "| | " + " | ".join(SYGNS_LABELS.get(lv, lv) for lv in levels) + " |",
+             "|---|" + "---|" * len(levels)]
+    lines.append("| **overall** | " + " | ".join(f(s["levels"][lv]["overall"]) for lv in levels) + " |")
+    for g in s["groups"]:
+        lines.append(f"| *{g}* | " + " | ".join(f(s["levels"][lv]["groups"][g]) for lv in levels) + " |")
+    if len(s["per_category"]) > 1:
+        for c in s["per_category"]:
+            lines.append(f"| {c} | " + " | ".join(f(s["levels"][lv]["per_category"][c]) for lv in levels) + " |")
+    return lines
 
 
 def plot_aggregate(agg: dict[str, Any], path: Path) -> None:
@@ -361,6 +432,9 @@ def _citation_keys(dataset: str) -> list[str]:
 
 
 def _results_table(results: dict[str, Any]) -> str:
+    levels = next((sygns_levels(s) for s in results["splits"].values() if sygns_levels(s)), ())
+    if levels:
+        return _sygns_results_table(results, levels)
     lines = ["| split | category | n | SEM (%) | exact match (%) |", "|---|---|---|---|---|"]
     for split, s in results["splits"].items():
         lines.append(f"| {split} | **all** | {s['n']} | {_pct(s['sem_match'])} | {_pct(s['exact_match'])} |")
@@ -370,6 +444,28 @@ def _results_table(results: dict[str, Any]) -> str:
             for c, cs in s["per_category"].items():
                 lines.append(f"| {split} | {c} | {cs['n']} | {_pct(cs['sem_match'])} | {_pct(cs['exact_match'])} |")
     return "\n".join(lines)
+
+
+def _sygns_results_table(results: dict[str, Any], levels: tuple[str, ...]) -> str:
+    """Exact match and the SyGNS paper's levels (hf_recogs ``sygns_match`` metric) per split, group, category."""
+    lines = ["| split | category | n | exact match (%) | " + " | ".join(f"{SYGNS_LABELS[lv]} (%)" for lv in levels)
+             + " |", "|---|---|---|---|" + "---|" * len(levels)]
+
+    def row(split, name, scores):
+        cells = [_pct(scores.get("exact_match"))] + [_pct(scores.get(lv)) for lv in levels]
+        return f"| {split} | {name} | {scores['n']} | " + " | ".join(cells) + " |"
+
+    for split, s in results["splits"].items():
+        lines.append(row(split, "**all**", s))
+        for g, gs in s.get("groups", {}).items():
+            lines.append(row(split, f"*{g}*", gs))
+        if len(s["per_category"]) > 1:
+            for c, cs in s["per_category"].items():
+                lines.append(row(split, c, cs))
+    note = ("\n\nG⇒P / G⇐P / G⇔P: gold entails prediction / the converse / both (z3, deterministic budget; "
+            "undecided pairs count as not entailed and are listed); up/down F1: polarity of content words; "
+            "COUNTER: exact optimum of DRS clause matching. See the `sygns_match` metric card of hf_recogs.")
+    return "\n".join(lines) + note
 
 
 def _partial_run_warning(results: dict[str, Any]) -> str:
@@ -397,14 +493,15 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
     keys = [k for k in _citation_keys(dataset) if k in CITATIONS]
     eval_results = []
     for split, s in results["splits"].items():
-        for metric in ("sem_match", "exact_match"):
+        for metric in ("sem_match", "exact_match", *sygns_levels(s)[:1]):
             if s.get(metric) is None:
                 continue
             eval_results.append(EvalResult(
                 task_type="text2text-generation", task_name="Semantic parsing",
                 dataset_type="hf_recogs", dataset_name=f"hf_recogs {dataset}", dataset_config=dataset,
                 dataset_split=split, metric_type=metric,
-                metric_name="Semantic exact match" if metric == "sem_match" else "Exact match",
+                metric_name={"sem_match": "Semantic exact match", "exact_match": "Exact match"}.get(
+                    metric, f"SyGNS {SYGNS_LABELS.get(metric, metric)}"),
                 metric_value=round(100 * s[metric], 2),
             ))
     name = repo_id or f"{dataset}-{results['arch']}-seed{results['seed']}"

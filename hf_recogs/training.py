@@ -56,7 +56,7 @@ logger = logging.getLogger("hf_recogs.training")
 
 SPLITS = ("train", "validation", "test", "gen")
 EVAL_SPLITS = ("validation", "test", "gen")
-METRICS = ("auto", "sem", "exact")
+METRICS = ("auto", "sem", "exact", "sygns")
 DATA_ORDERS = ("reshuffle", "fixed", "grouped")
 # Config families whose outputs are logical forms (SEM is meaningful); everything else is scored by exact match.
 SEM_FAMILIES = ("cogs", "recogs", "slog")
@@ -92,7 +92,8 @@ class ExperimentArguments:
     max_positions: int = field(default=512, metadata={"help": "maximum source/target length in tokens"})
     metric: str = field(
         default="auto",
-        metadata={"help": "sem | exact | auto (sem for COGS/ReCOGS/SLOG logical forms, exact otherwise)"},
+        metadata={"help": "sem | exact | sygns | auto (sem for COGS/ReCOGS/SLOG logical forms, exact otherwise; "
+                  "on SyGNS data auto and exact give sygns: exact match plus the SyGNS paper's levels)"},
     )
     seeds: list[int] = field(
         default_factory=list,
@@ -526,12 +527,19 @@ def configure_cpu_threads(requested: int | None = None) -> int | None:
 
 
 def resolve_metric(exp: ExperimentArguments) -> str:
+    from .registry import get_config
+
+    if exp.metric in ("auto", "exact") and exp.dataset is not None:
+        try:
+            sygns = get_config(exp.dataset).family.lower() == "sygns"
+        except (KeyError, ValueError):
+            sygns = False
+        if sygns:  # exact match stays the primary score; entailment/polarity/clause levels come along
+            return "sygns"
     if exp.metric != "auto":
         return exp.metric
     if exp.dataset is None:
         return "sem"
-    from .registry import get_config
-
     family = get_config(exp.dataset).family.lower()
     return "sem" if any(family.startswith(f) for f in SEM_FAMILIES) else "exact"
 
