@@ -230,7 +230,10 @@ def _parse_fol_cached(text: str):
     _check_brackets(text)
     tokens = _fol_tokens(text)
     parser = _FolParser(tokens)
-    phi = parser.formula({})
+    try:
+        phi = parser.formula({})
+    except RecursionError:  # hundreds of nested negations or brackets: no SyGNS formula looks like that
+        raise Malformed("syntax", "nested too deeply") from None
     if parser.i != len(tokens):
         raise Malformed("trailing_tokens", f"{tokens[parser.i]!r} after a complete formula")
     return phi
@@ -424,8 +427,8 @@ def _parse_vf_cached(text: str):
             return tok.lower()
         return (tok, *(term() for _ in range(arity)))
 
-    # iterative guard: the deepest generated VF has ~40 tokens, far below the recursion limit
-    if len(tokens) > 2000:
+    # the deepest generated VF has about 40 tokens; a cap keeps the recursion far from Python's limit
+    if len(tokens) > 500:
         raise Malformed("syntax", f"{len(tokens)} tokens is beyond any SyGNS form")
     out = term()
     if pos != len(tokens):

@@ -429,6 +429,10 @@ def test_score_pair_never_raises_on_bad_predictions():
             assert v["malformed"] or (form == "fol" and bad in ("EXIST", "b1")), (form, bad)
             s = E.aggregate([v])
             assert s["malformed"] in (0.0, 1.0) and all(0.0 <= x <= 1.0 for x in s.values())
+    # degenerate outputs: very deep nesting, very long
+    for deep in ("-" * 3000 + "run(x1)", "(" * 1500 + "run(x1)" + ")" * 1500):
+        assert E.score_pair(deep, SMALL_CATS_NO_DANCE)["malformed"] == "syntax"
+    assert E.score_pair("NOT " * 3000 + "RUN", "EXIST BOB RUN", "vf")["malformed"] == "syntax"
     with pytest.raises(ValueError, match="pass the form"):
         E.score_pair("x", DRS, "fol")
     with pytest.raises(ValueError, match="form must be one of"):
