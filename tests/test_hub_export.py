@@ -1,4 +1,4 @@
-"""The Hub export (dataset_scripts/export_hub.py) and the loopback fake Hub (tests/fake_hub.py).
+"""The Hub export (hf_recogs.export_hub, `hf-recogs export`) and the loopback fake Hub (tests/fake_hub.py).
 
 Fixture configs defined here cover the rules without the mirror: layout, card YAML, licences, SLOG gen
 never exported, SyGNS-style share-alike data in its own repository, unavailable splits listed, variants. The
@@ -29,9 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_hub import FakeHub, hub_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "dataset_scripts" / "export_hub.py"
-sys.path.insert(0, str(SCRIPT.parent))
-import export_hub  # noqa: E402
+from hf_recogs import export_hub  # noqa: E402
 
 ABSENT = UpstreamFile("fixture/hub", "f" * 40, "data/absent.tsv", "0" * 40, None, 10)
 
@@ -208,7 +206,7 @@ def test_push_to_fake_hub_and_load_back(built, tmp_path):
     out, _ = built
     with FakeHub() as hub:
         env = hub_env(hub.endpoint, hf_home=tmp_path / "home")
-        push = subprocess.run([sys.executable, str(SCRIPT), "push", str(out), "org/hf_recogs"],
+        push = subprocess.run([sys.executable, "-m", "hf_recogs", "export", "push", str(out), "org/hf_recogs"],
                               capture_output=True, text=True, env=env, timeout=240)
         assert push.returncode == 0, push.stderr[-4000:]
         local = {str(p.relative_to(out / "hf_recogs")): p.read_bytes()
@@ -231,7 +229,7 @@ def test_push_to_fake_hub_and_load_back(built, tmp_path):
         assert "hubfix_slog" in res["configs"]
         # Pushing the same folder again changes nothing (every file is skipped as unchanged).
         before = len(hub.commits("org/hf_recogs", "dataset"))
-        again = subprocess.run([sys.executable, str(SCRIPT), "push", str(out / "hf_recogs"), "org/hf_recogs"],
+        again = subprocess.run([sys.executable, "-m", "hf_recogs", "export", "push", str(out / "hf_recogs"), "org/hf_recogs"],
                                capture_output=True, text=True, env=env, timeout=120)
         assert again.returncode == 0, again.stderr[-3000:]
         assert len(hub.commits("org/hf_recogs", "dataset")) == before
@@ -241,7 +239,7 @@ def test_push_errors_are_one_line(built, tmp_path):
     out, _ = built
     with FakeHub() as hub:
         env = hub_env(hub.endpoint, token=None, hf_home=tmp_path / "home")
-        res = subprocess.run([sys.executable, str(SCRIPT), "push", str(out), "org/hf_recogs"],
+        res = subprocess.run([sys.executable, "-m", "hf_recogs", "export", "push", str(out), "org/hf_recogs"],
                              capture_output=True, text=True, env=env, timeout=120)
         assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
         assert "no Hugging Face token" in res.stderr
@@ -250,7 +248,7 @@ def test_push_errors_are_one_line(built, tmp_path):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = hub_env(f"http://127.0.0.1:{port}", hf_home=tmp_path / "home")
-    res = subprocess.run([sys.executable, str(SCRIPT), "push", str(out), "org/hf_recogs",
+    res = subprocess.run([sys.executable, "-m", "hf_recogs", "export", "push", str(out), "org/hf_recogs",
                           "--endpoint", f"http://127.0.0.1:{port}"], capture_output=True, text=True, env=env,
                          timeout=120)
     assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
@@ -392,7 +390,7 @@ def test_real_configs_export_push_and_load_back(mirror, tmp_path):
 
     with FakeHub() as hub:
         env = hub_env(hub.endpoint, hf_home=tmp_path / "home2")
-        push = subprocess.run([sys.executable, str(SCRIPT), "push", str(out), "org/hf_recogs"],
+        push = subprocess.run([sys.executable, "-m", "hf_recogs", "export", "push", str(out), "org/hf_recogs"],
                               capture_output=True, text=True, env=env, timeout=240)
         assert push.returncode == 0, push.stderr[-4000:]
         assert not [p for p in hub.files("org/hf_recogs", "dataset") if p.startswith("slog/gen")]

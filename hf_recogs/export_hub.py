@@ -1,8 +1,10 @@
 """Export every hf_recogs config as a script-free Hub dataset repository, and push it.
 
-    python dataset_scripts/export_hub.py build [--out hub_export] [--configs a,b] [--variant NAME:k=v,...]
-                                               [--all-variants] [--repo-id ORG/hf_recogs] [--no-separate-sharealike]
-    python dataset_scripts/export_hub.py push hub_export ORG/hf_recogs [--token T] [--endpoint URL] [--private]
+    hf-recogs export build [--out hub_export] [--configs a,b] [--variant NAME:k=v,...]
+                           [--all-variants] [--repo-id ORG/hf_recogs] [--no-separate-sharealike]
+    hf-recogs export push hub_export ORG/hf_recogs [--token T] [--endpoint URL] [--private]
+
+(``python -m hf_recogs.export_hub`` and ``python dataset_scripts/export_hub.py`` take the same arguments.)
 
 ``build`` writes, under ``--out`` (default ``hub_export/``, git-ignored):
 
@@ -42,9 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(ROOT))
+PACKAGE_DIR = Path(__file__).resolve().parent  # its git commit goes into the manifest, when it is a checkout
 
 MAIN_REPO = "hf_recogs"
 SHAREALIKE_REPO = "hf_recogs_sygns"
@@ -299,7 +299,7 @@ def _provenance() -> dict[str, str]:
     try:
         import subprocess
 
-        rev = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+        rev = subprocess.run(["git", "-C", str(PACKAGE_DIR), "rev-parse", "HEAD"], capture_output=True, text=True)
         if rev.returncode == 0:
             info["git_commit"] = rev.stdout.strip()
     except OSError:
@@ -550,10 +550,10 @@ def _push_error(err: Exception, endpoint: str, repo_id: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="export_hub.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="hf-recogs export", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="write the Hub-ready repository folder(s)")
-    b.add_argument("--out", default=str(ROOT / "hub_export"), help="output folder (default: hub_export/)")
+    b.add_argument("--out", default="hub_export", help="output folder (default: ./hub_export/)")
     b.add_argument("--configs", default="", help="comma-separated config names (default: all)")
     b.add_argument("--variant", action="append", default=[], metavar="NAME:k=v,...",
                    help="also export a non-default parameter setting (repeatable)")

@@ -1,0 +1,235 @@
+"""``hf-recogs`` (or ``python -m hf_recogs``): the daily jobs from a shell.
+
+    hf-recogs list [--sizes]                        configs, family, licence, splits (and row counts)
+    hf-recogs show recogs_pos [-p seed=1] [--rows 3] splits, sizes, columns, a few rows, citation
+    hf-recogs score preds.jsonl --config recogs_pos --split gen [--json out.json]
+    hf-recogs train configs/scan_simple.yaml seeds=[42]   same as train.py
+    hf-recogs export build … / hf-recogs export push …   the parquet Hub export (hf_recogs.export_hub)
+
+A predictions file is JSONL with one object per row of the split, in the split's order, with a
+``prediction`` field (and optionally ``input``: then every row's input must equal the split's), or TSV/plain
+text with one prediction per line (a TSV line ``input<TAB>prediction`` is checked the same way). Errors are one
+line on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class CliError(ValueError):
+    """Bad input to a subcommand; the message is one line and names the fix."""
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"-p {pair!r}: write parameters as name=value, e.g. -p seed=1")
+        params[key] = value
+    return params
+
+
+# ---------------------------------------------------------------------------------------------------------
+# list / show
+
+
+def cmd_list(args) -> int:
+    from . import load_dataset
+    from .registry import all_configs
+
+    for name, cfg in sorted(all_configs().items()):
+        splits = cfg.splits_for()
+        if args.sizes:
+            try:
+                data = load_dataset(name)
+                splits_text = ", ".join(f"{s} {len(data[s]):,}" for s in splits if s in data)
+            except Exception as exc:  # noqa: BLE001 - a listing goes on past one config that cannot load
+                splits_text = f"not available here ({str(exc).splitlines()[0]})"
+        else:
+            splits_text = ", ".join(splits)
+        print(f"{name:<34} {cfg.family:<8} {cfg.license:<14} {splits_text}")
+        print(f"{'':<34} {cfg.description}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from . import load_dataset
+    from .citations import bibtex
+    from .registry import get_config
+
+    cfg = get_config(args.config)
+    data = load_dataset(args.config, **_params(args.param))
+    print(f"{cfg.name}: {cfg.description}")
+    print(f"family {cfg.family}, licence {cfg.license}")
+    for split, ds in data.items():
+        print(f"\n[{split}] {len(ds):,} rows; columns: {', '.join(ds.column_names)}")
+        for row in ds.select(range(min(args.rows, len(ds)))):
+            print("  " + json.dumps({k: row[k] for k in ("input", "output", "category")}, ensure_ascii=False))
+    if cfg.notes:
+        print(f"\nnotes: {cfg.notes}")
+    print("\n" + bibtex(*cfg.citations))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# score
+
+
+def read_predictions(path: Path) -> tuple[list[str], list[str] | None]:
+    """(predictions, inputs or None) from a JSONL, TSV or plain-text predictions file."""
+    if not path.is_file():
+        raise CliError(f"{path}: no such predictions file")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not UTF-8 text; write predictions as UTF-8 JSONL or TSV") from None
+    if path.suffix in (".jsonl", ".json"):
+        predictions, inputs = [], []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise CliError(f"{path}: line {number} is not JSON; one object per line, e.g. "
+                               '{"prediction": "..."}') from None
+            if not isinstance(row, dict) or not isinstance(row.get("prediction"), str):
+                raise CliError(f'{path}: line {number} needs a string "prediction" field')
+            predictions.append(row["prediction"])
+            inputs.append(row.get("input"))
+        return predictions, inputs if all(isinstance(i, str) for i in inputs) else None
+    rows = [line.split("\t") for line in lines]
+    if rows and all(len(r) == 2 for r in rows):
+        return [r[1] for r in rows], [r[0] for r in rows]
+    if any(len(r) > 1 for r in rows):
+        raise CliError(f"{path}: a TSV line has {max(len(r) for r in rows)} columns; use 'input<TAB>prediction' "
+                       "or one prediction per line")
+    return lines, None
+
+
+def score_file(path: Path, config: str, split: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Score a predictions file against ``config``'s ``split``: the summary of ``reporting.summarize``."""
+    from . import load_dataset
+    from .reporting import score_rows, summarize
+
+    predictions, inputs = read_predictions(path)
+    data = load_dataset(config, split=split, **(params or {}))
+    if len(predictions) != len(data):
+        raise CliError(f"{path}: {len(predictions):,} predictions for the {len(data):,} rows of {config}/{split}; "
+                       "write one prediction per row, in the split's order")
+    if inputs is not None:
+        for number, (given, expected) in enumerate(zip(inputs, data["input"], strict=True), 1):
+            if " ".join(given.split()) != " ".join(expected.split()):
+                raise CliError(f"{path}: row {number} is for input {given!r}, but {config}/{split} row {number} "
+                               f"is {expected!r}; keep the split's order")
+    from .training import dataset_metric
+
+    metric = dataset_metric(config)
+    records = score_rows(predictions, data["output"], data["category"], metric, inputs=data["input"])
+    return {"config": config, "split": split, "params": params or {}, "metric": metric,
+            **summarize(records, metric)}
+
+
+def _table(summary: dict[str, Any]) -> str:
+    key = summary["primary"]
+    lines = [f"{'category':<40} {'n':>7} {key:>12} {'exact_match':>12}"]
+
+    def row(name, s):
+        value = s[key]
+        main = "–" if value is None else f"{100 * value:.2f}"
+        return f"{name:<40} {s['n']:>7} {main:>12} {100 * s['exact_match']:>12.2f}"
+
+    for name, s in summary["per_category"].items():
+        lines.append(row(name, s))
+    for name, s in summary["groups"].items():
+        lines.append(row(f"[{name}]", s))
+    lines.append(row("OVERALL", summary))
+    return "\n".join(lines)
+
+
+def cmd_score(args) -> int:
+    summary = score_file(Path(args.predictions), args.config, args.split, _params(args.param))
+    print(_table(summary))
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"written {args.json}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# train / export
+
+
+def cmd_train(args) -> int:
+    from .training import main
+
+    return main(args.train_args)
+
+
+def cmd_export(args) -> int:
+    from .export_hub import main
+
+    return main(args.export_args)
+
+
+# ---------------------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hf-recogs", description="COGS, ReCOGS, SCAN, SyGNS and SLOG datasets, "
+                                     "the SEM metric and the baselines, from the command line.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the dataset configs (family, licence, splits)")
+    p.add_argument("--sizes", action="store_true", help="load every config and give its row counts (slow)")
+    p.set_defaults(run=cmd_list)
+
+    p = sub.add_parser("show", help="splits, sizes, columns, a few rows and the citation of one config")
+    p.add_argument("config")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a config parameter, e.g. -p seed=1 (repeatable)")
+    p.add_argument("--rows", type=int, default=3, help="rows to print per split (default 3)")
+    p.set_defaults(run=cmd_show)
+
+    p = sub.add_parser("score", help="score a predictions file against a config's split, per category")
+    p.add_argument("predictions", help="JSONL with a 'prediction' field (optionally 'input'), or TSV/text")
+    p.add_argument("--config", required=True)
+    p.add_argument("--split", default="gen", help="default: gen")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the scores as JSON")
+    p.set_defaults(run=cmd_score)
+
+    p = sub.add_parser("train", help="train and evaluate from a YAML config (as train.py)", add_help=False)
+    p.add_argument("train_args", nargs=argparse.REMAINDER)
+    p.set_defaults(run=cmd_train)
+
+    p = sub.add_parser("export", help="build or push the parquet Hub export (export build --help)", add_help=False)
+    p.add_argument("export_args", nargs=argparse.REMAINDER)
+    p.set_defaults(run=cmd_export)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("train", "export"):
+        # their own parsers read the rest, --help included (argparse cannot forward a leading option)
+        namespace = argparse.Namespace(train_args=argv[1:], export_args=argv[1:])
+        return cmd_train(namespace) if argv[0] == "train" else cmd_export(namespace)
+    args = build_parser().parse_args(argv)
+    from .sources import SourceError
+
+    try:
+        return args.run(args)
+    except (CliError, SourceError, ValueError) as exc:
+        print(f"hf-recogs {args.command}: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The ``hf-recogs`` command line, run as a user runs it (a subprocess), on SCAN from the mirror.
+
+Expected sizes are the official SCAN simple-split files (train 16,728 and test 4,182 commands, Lake & Baroni
+2018's release), not numbers read from our code.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCAN_SIMPLE = {"train": 16_728, "test": 4_182}
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hf_recogs", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "hf-recogs"
+    assert script.is_file(), "pip install -e . registers the hf-recogs console script"
+    out = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "score" in out.stdout
+
+
+@pytest.mark.parametrize("command", ["list", "show", "score", "train", "export"])
+def test_every_subcommand_has_help(tmp_path, command):
+    out = run_cli(command, "--help", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "usage" in out.stdout.lower()
+
+
+def test_list_names_every_config(tmp_path):
+    import hf_recogs
+
+    out = run_cli("list", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    listed = {line.split()[0] for line in out.stdout.splitlines() if line and not line.startswith(" ")}
+    assert listed == set(hf_recogs.list_configs())
+    assert "scan_simple" in listed and "BSD" in out.stdout
+
+
+def test_unknown_config_is_one_line(tmp_path):
+    out = run_cli("show", "scann_simple", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "valid configs" in out.stderr and "scan_simple" in out.stderr
+
+
+@pytest.mark.mirror
+def test_show_gives_sizes_rows_and_citation(mirror, tmp_path):
+    out = run_cli("show", "scan_simple", "--rows", "2", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    for split, n in SCAN_SIMPLE.items():
+        assert f"[{split}] {n:,} rows" in out.stdout
+    assert "lake-baroni-2018" in out.stdout and '"input": "' in out.stdout
+
+
+@pytest.mark.mirror
+def test_score_jsonl_and_tsv(mirror, tmp_path, monkeypatch):
+    import hf_recogs
+
+    monkeypatch.chdir(tmp_path)
+    rows = list(hf_recogs.load_dataset("scan_simple", split="test"))
+    assert len(rows) == SCAN_SIMPLE["test"]
+    wrong = 10  # the first ten predictions are wrong, the rest are the gold outputs
+    preds = ["WRONG"] * wrong + [r["output"] for r in rows[wrong:]]
+    jsonl = tmp_path / "preds.jsonl"
+    jsonl.write_text("".join(json.dumps({"input": r["input"], "prediction": p}) + "\n" for r, p in zip(rows, preds)))
+    out = run_cli("score", str(jsonl), "--config", "scan_simple", "--split", "test", "--json", "s.json",
+                  cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    scores = json.loads((tmp_path / "s.json").read_text())
+    assert scores["n"] == len(rows) and scores["exact_match"] == (len(rows) - wrong) / len(rows)
+    assert "OVERALL" in out.stdout
+
+    tsv = tmp_path / "preds.tsv"
+    tsv.write_text("".join(f"{r['input']}\t{p}\n" for r, p in zip(rows, preds)))
+    out = run_cli("score", str(tsv), "--config", "scan_simple", "--split", "test", "--json", "t.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "t.json").read_text())["exact_match"] == scores["exact_match"]
+
+
+@pytest.mark.mirror
+def test_score_refuses_misaligned_files_in_one_line(mirror, tmp_path, monkeypatch):
+    import hf_recogs
+
+    monkeypatch.chdir(tmp_path)
+    rows = list(hf_recogs.load_dataset("scan_simple", split="test"))
+    short = tmp_path / "short.txt"
+    short.write_text("".join(r["output"] + "\n" for r in rows[:-1]))
+    shuffled = tmp_path / "shuffled.jsonl"
+    swapped = [rows[1], rows[0], *rows[2:]]
+    shuffled.write_text("".join(json.dumps({"input": r["input"], "prediction": r["output"]}) + "\n" for r in swapped))
+    for path, needle in ((short, "4,181 predictions for the 4,182 rows"), (shuffled, "row 1 is for input")):
+        out = run_cli("score", str(path), "--config", "scan_simple", "--split", "test", cwd=tmp_path)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and needle in out.stderr, out.stderr
