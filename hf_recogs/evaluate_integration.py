@@ -2,7 +2,7 @@
 directory, offline.
 
 evaluate resolves a bare name against the working directory, then the Hub, then its module cache
-(docs/HF_STACK.md §3), so a metric shipped inside a pip package is unreachable by name. We wrap
+(evaluate 0.4.6), so a metric shipped inside a pip package is unreachable by name. We wrap
 ``evaluate.loading.evaluation_module_factory`` so that each bare name of :data:`METRIC_PATHS` maps to the
 directory of our metric, unless ``./<name>/<name>.py`` exists in the working directory (evaluate's own first
 choice, which we keep). Explicit paths (``evaluate.load(SEM_MATCH_PATH)``, ``"<repo>/metrics/sem_match"``)

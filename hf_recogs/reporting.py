@@ -2,10 +2,10 @@
 with bootstrapped confidence intervals, and the model card.
 
 Scores in ``results.json`` are fractions in [0, 1]; tables, plots and ``aggregate.json`` use percent, as the
-ReCOGS paper does. Lexical vs structural follows the COGS README / ReCOGS paper (BENCHMARKS §1.3): the three
+ReCOGS paper does. Lexical vs structural follows the COGS README / ReCOGS paper (docs/DATASETS.md §2.3): the three
 structural gen categories are ``obj_pp_to_subj_pp``, ``cp_recursion`` and ``pp_recursion``; the other 18 are
 lexical. ``lexical_15`` is the ReCOGS reference code's ``lex_acc`` (lexical minus the three proper-noun
-categories), reported for comparison with its logs (RESULTS §1.3/§2.3).
+categories), reported for comparison with its logs.
 """
 
 from __future__ import annotations

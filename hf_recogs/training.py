@@ -92,8 +92,8 @@ class ExperimentArguments:
     max_positions: int = field(default=512, metadata={"help": "maximum source/target length in tokens"})
     metric: str = field(
         default="auto",
-        metadata={"help": "sem | exact | sygns | auto (sem for COGS/ReCOGS/SLOG logical forms, exact otherwise; "
-                  "on SyGNS data auto and exact give sygns: exact match plus the SyGNS paper's levels)"},
+        metadata={"help": "sem | exact | sygns | auto (sem for COGS/ReCOGS/SLOG logical forms, sygns for SyGNS: "
+                  "exact match plus the SyGNS paper's levels, exact otherwise)"},
     )
     seeds: list[int] = field(
         default_factory=list,
@@ -499,7 +499,7 @@ def configure_cpu_threads(requested: int | None = None) -> int | None:
     """Set torch's intra-op threads on CPU-only runs; returns the number set (None when left alone).
 
     ``accelerate launch`` without ``--cpu --num_processes 1`` (or a config file) exports ``OMP_NUM_THREADS=1``,
-    which halves CPU training speed (HF_STACK §5); torchrun does the same. Unless ``requested`` says otherwise,
+    which halves CPU training speed; torchrun does the same. Unless ``requested`` says otherwise,
     a CPU run uses physical cores / processes on this machine, reduced to the cores not already busy (1-minute
     load average) since oversubscribed OpenMP threads are much slower than fewer threads. GPU runs are left alone.
     """
@@ -526,22 +526,22 @@ def configure_cpu_threads(requested: int | None = None) -> int | None:
 # Data
 
 
-def resolve_metric(exp: ExperimentArguments) -> str:
+def dataset_metric(name: str | None) -> str:
+    """How a dataset's outputs are scored: SEM for logical forms (COGS, ReCOGS, SLOG), ``sygns`` for SyGNS
+    (exact match first, then entailment, polarity and clause levels), exact match otherwise; ``sem`` for
+    ``data_files`` (no catalogue entry)."""
+    if name is None:
+        return "sem"
     from .registry import get_config
 
-    if exp.metric in ("auto", "exact") and exp.dataset is not None:
-        try:
-            sygns = get_config(exp.dataset).family.lower() == "sygns"
-        except (KeyError, ValueError):
-            sygns = False
-        if sygns:  # exact match stays the primary score; entailment/polarity/clause levels come along
-            return "sygns"
-    if exp.metric != "auto":
-        return exp.metric
-    if exp.dataset is None:
-        return "sem"
-    family = get_config(exp.dataset).family.lower()
+    family = get_config(name).family.lower()
+    if family == "sygns":
+        return "sygns"
     return "sem" if any(family.startswith(f) for f in SEM_FAMILIES) else "exact"
+
+
+def resolve_metric(exp: ExperimentArguments) -> str:
+    return dataset_metric(exp.dataset) if exp.metric == "auto" else exp.metric
 
 
 def load_raw_data(exp: ExperimentArguments):

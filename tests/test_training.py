@@ -365,7 +365,7 @@ def test_smoke_config_runs(tmp_path, mirror):
 
 def test_paper_configs_parse():
     """Every shipped config parses (dataset names registered, values valid) and the paper set-ups carry the
-    RESULTS §5.1/§5.2 hyper-parameters."""
+    hyper-parameters of docs/TRAINING.md, "Paper set-ups"."""
     configs = sorted((ROOT / "configs").glob("*.yaml"))
     assert len(configs) >= 10
     for cfg in configs:
