@@ -492,18 +492,31 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
     dataset = results["dataset"]
     keys = [k for k in _citation_keys(dataset) if k in CITATIONS]
     eval_results = []
-    for split, s in results["splits"].items():
-        for metric in ("sem_match", "exact_match", *sygns_levels(s)[:1]):
-            if s.get(metric) is None:
+
+    def add(split, scores, metrics, part=""):
+        for metric in metrics:
+            if scores.get(metric) is None:
                 continue
+            label = {"sem_match": "Semantic exact match", "exact_match": "Exact match"}.get(
+                metric, f"SyGNS {SYGNS_LABELS.get(metric, metric)}")
             eval_results.append(EvalResult(
                 task_type="text2text-generation", task_name="Semantic parsing",
                 dataset_type="hf_recogs", dataset_name=f"hf_recogs {dataset}", dataset_config=dataset,
-                dataset_split=split, metric_type=metric,
-                metric_name={"sem_match": "Semantic exact match", "exact_match": "Exact match"}.get(
-                    metric, f"SyGNS {SYGNS_LABELS.get(metric, metric)}"),
-                metric_value=round(100 * s[metric], 2),
+                dataset_split=split, metric_type=metric, metric_name=f"{label} ({part})" if part else label,
+                metric_value=round(100 * scores[metric], 2),
             ))
+
+    for split, s in results["splits"].items():
+        add(split, s, ("sem_match", "exact_match", *sygns_levels(s)[:1]))
+    # the generalization split's groups and categories, under the split's primary metric
+    split = next((name for name in ("gen", "test") if name in results["splits"]), None)
+    if split is not None:
+        s = results["splits"][split]
+        for group, scores in s.get("groups", {}).items():
+            add(split, scores, (s["primary"],), group)
+        if len(s.get("per_category", {})) > 1:
+            for category, scores in s["per_category"].items():
+                add(split, scores, (s["primary"],), category)
     name = repo_id or f"{dataset}-{results['arch']}-seed{results['seed']}"
     card_data = ModelCardData(
         language="en", license="mit", library_name="transformers", tags=["hf_recogs", "compositional-generalization",

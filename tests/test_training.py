@@ -243,6 +243,20 @@ def test_aggregate_over_seeds(tmp_path):
     assert json.loads((tmp_path / "aggregate.json").read_text())["splits"]["gen"]["overall"]["mean"] == 60.0  # (60 + 70 + 50) / 3
 
 
+def test_model_index_carries_the_gen_categories_and_groups():
+    import yaml
+
+    card = str(reporting.render_model_card(_fake_result(1, 0.25, 0.75, 1.0)))
+    index = yaml.safe_load(card.split("---")[1])["model-index"][0]["results"]
+    values = {(r["dataset"]["split"], m["name"]): m["value"] for r in index for m in r["metrics"]}
+    assert values[("gen", "Semantic exact match")] == 50.0
+    assert values[("gen", "Semantic exact match (cp_recursion)")] == 25.0
+    assert values[("gen", "Semantic exact match (subj_to_obj_common)")] == 75.0
+    assert values[("gen", "Semantic exact match (structural)")] == 25.0
+    assert values[("test", "Exact match")] == 100.0
+    assert not any("in_distribution" in name for _, name in values)  # only the generalization split's categories
+
+
 # ---------------------------------------------------------------------------------------------------------
 # End to end (in process)
 
