@@ -3,7 +3,8 @@
     hf-recogs list [--sizes]                        configs, family, licence, splits (and row counts)
     hf-recogs show recogs_pos [-p seed=1] [--rows 3] splits, sizes, columns, a few rows, citation
     hf-recogs score preds.jsonl --config recogs_pos --split gen [--json out.json]
-    hf-recogs train configs/scan_simple.yaml seeds=[42]   same as train.py
+    hf-recogs train configs/scan_simple.yaml seeds=[42]   same as train.py, in this process
+    hf-recogs train --multi_gpu --num_processes 2 configs/x.yaml   checks the config, then accelerate launch
     hf-recogs export build … / hf-recogs export push …   the parquet Hub export (hf_recogs.export_hub)
 
 A predictions file is JSONL with one object per row of the split, in the split's order, with a
@@ -166,10 +167,40 @@ def cmd_score(args) -> int:
 # train / export
 
 
-def cmd_train(args) -> int:
-    from .training import main
+def _launch_defaults(options: list[str]) -> list[str]:
+    """accelerate's own defaults, passed explicitly when no accelerate config file is in use, so that
+    ``accelerate launch`` does not print its "values were not passed" warning."""
+    from accelerate.commands.config.config_args import default_config_file
 
-    return main(args.train_args)
+    if "--config_file" in options or Path(default_config_file).is_file():
+        return []
+    defaults = {"--num_processes": "1", "--num_machines": "1", "--mixed_precision": "no", "--dynamo_backend": "no"}
+    return [item for key, value in defaults.items() if key not in options for item in (key, value)]
+
+
+def cmd_train(args) -> int:
+    """``hf-recogs train [accelerate launch options] CONFIG.yaml [overrides]``.
+
+    Without launcher options it trains in this process (as ``python train.py``). With them it checks the
+    config here first, so a mistake is one line, and only then starts ``accelerate launch --quiet`` (accelerate
+    re-raises any non-zero exit of ``train.py`` as its own traceback unless it is quiet)."""
+    import subprocess
+
+    from .training import ConfigError, main, parse_args
+
+    argv = args.train_args
+    config_at = next((i for i, a in enumerate(argv) if a.endswith((".yaml", ".yml"))), None)
+    options, train_args = (argv[:config_at], argv[config_at:]) if config_at else ([], argv)
+    if not options:
+        return main(train_args)
+    try:
+        parse_args(train_args)
+    except ConfigError as exc:
+        print(f"hf-recogs train: error: {exc}", file=sys.stderr)
+        return 2
+    command = [sys.executable, "-m", "accelerate.commands.launch", "--quiet", *options, *_launch_defaults(options),
+               "--module", "hf_recogs.training", *train_args]
+    return subprocess.call(command)
 
 
 def cmd_export(args) -> int:
@@ -205,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="PATH", help="also write the scores as JSON")
     p.set_defaults(run=cmd_score)
 
-    p = sub.add_parser("train", help="train and evaluate from a YAML config (as train.py)", add_help=False)
+    p = sub.add_parser("train", help="train and evaluate from a YAML config (as train.py; accelerate launch options "
+                       "before the config)", add_help=False)
     p.add_argument("train_args", nargs=argparse.REMAINDER)
     p.set_defaults(run=cmd_train)
 

@@ -1200,3 +1200,7 @@ def run(exp: ExperimentArguments, targs, command: str = "") -> int:
         for res in all_results:
             logger.info("seed %s: %s", res["seed"], reporting.one_line(res))
     return 0
+
+
+if __name__ == "__main__":  # accelerate launch --module hf_recogs.training (what `hf-recogs train` starts)
+    sys.exit(main())

@@ -97,3 +97,24 @@ def test_score_refuses_misaligned_files_in_one_line(mirror, tmp_path, monkeypatc
     for path, needle in ((short, "4,181 predictions for the 4,182 rows"), (shuffled, "row 1 is for input")):
         out = run_cli("score", str(path), "--config", "scan_simple", "--split", "test", cwd=tmp_path)
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and needle in out.stderr, out.stderr
+
+
+def test_train_with_launcher_options_checks_the_config_first(tmp_path):
+    # `accelerate launch train.py` re-raises a failed run as its own traceback; `hf-recogs train` with launcher
+    # options validates here first, so the user reads one line.
+    from test_training import write_config
+
+    cfg = write_config(tmp_path)
+    out = run_cli("train", "--num_processes", "1", str(cfg), "bogus_key=1", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "bogus_key" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_train_through_accelerate_without_its_defaults_warning(tmp_path):
+    from test_training import write_config
+
+    cfg = write_config(tmp_path, num_train_epochs=1, max_train_samples=64, eval_splits=["validation"])
+    out = run_cli("train", "--num_processes", "1", str(cfg), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (tmp_path / "out" / "seed_7" / "results.json").is_file()
+    assert "were not passed to `accelerate launch`" not in out.stderr
