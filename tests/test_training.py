@@ -557,6 +557,16 @@ def test_training_steps_run_in_the_recorded_precision(tmp_path, monkeypatch, set
     assert res["mixed_precision"] == ("bf16" if setting == "true" else "no")
 
 
+def test_tensorboard_logging_writes_events(tmp_path):
+    # report_to: tensorboard works after `pip install hf-recogs[tensorboard]` (the test extra includes it)
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=1, max_train_samples=64, eval_splits=["validation"],
+                       report_to="tensorboard")
+    assert main([str(cfg)]) == 0
+    assert list((tmp_path / "out").rglob("events.out.tfevents.*"))
+
+
 def test_grouped_batches_follow_source_plus_target_length(tmp_path):
     """The Trainer alone groups by source length; ours by source + target tokens (decoder cost)."""
     import datasets
