@@ -50,7 +50,7 @@ MAIN_REPO = "hf_recogs"
 SHAREALIKE_REPO = "hf_recogs_sygns"
 MANIFEST = "hf_recogs_export.json"
 SHARD = "{split}-00000-of-00001.parquet"
-DEFAULT_CONFIG = "recogs_pos"
+DEFAULT_CONFIG = {MAIN_REPO: "recogs_pos", SHAREALIKE_REPO: "sygns_systematicity_one"}  # else the first config
 # Splits that must never leave their upstream protection, whatever a config declares (docs/DATASETS.md §6.3).
 NEVER_PUBLISH = {("slog", "gen")}
 
@@ -327,11 +327,9 @@ def manifest(exported: list[ExportedConfig], repo: str) -> dict:
 
 
 def _yaml_header(exported: list[ExportedConfig], repo: str) -> str:
-    import yaml
-
     licenses = sorted({hf_license_id(e.license) for e in exported if e.splits})
     with_data = [e for e in exported if e.splits]
-    default = DEFAULT_CONFIG if any(e.name == DEFAULT_CONFIG for e in with_data) else None
+    default = default_config(with_data, repo)
     configs = []
     infos = []
     for e in with_data:
@@ -348,17 +346,38 @@ def _yaml_header(exported: list[ExportedConfig], repo: str) -> str:
                 "download_size": e.file_bytes,
                 "dataset_size": sum(e.num_bytes.values()),
             })
-    meta: dict[str, Any] = {
-        "pretty_name": "hf_recogs: COGS, ReCOGS, SCAN and SLOG" if repo == MAIN_REPO
+    from huggingface_hub import DatasetCardData
+
+    rows = sum(n for e in with_data for n in e.splits.values())
+    card_data = DatasetCardData(
+        pretty_name="hf_recogs: COGS, ReCOGS, SCAN and SLOG" if repo == MAIN_REPO
         else "hf_recogs (share-alike part): SyGNS-derived data",
-        "license": licenses if len(licenses) > 1 else licenses[0],
-        "language": ["en"],
-        "tags": ["compositional-generalization", "semantic-parsing", "seq2seq"],
-        "configs": configs,
-    }
-    if len(infos) == len(with_data):
-        meta["dataset_info"] = infos
-    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
+        license=licenses if len(licenses) > 1 else licenses[0],
+        language=["en"],
+        task_categories=["text2text-generation"],
+        size_categories=[size_category(rows)],
+        source_datasets=["extended"],  # republished and derived from the upstream releases, not new data
+        tags=["compositional-generalization", "semantic-parsing", "seq2seq"],
+        configs=configs,
+        dataset_info=infos if len(infos) == len(with_data) else None,
+    )
+    return "---\n" + card_data.to_yaml() + "\n---\n"
+
+
+def default_config(with_data: list[ExportedConfig], repo: str) -> str | None:
+    """The config ``load_dataset(repo_id)`` gives without a name: the repository's preferred one, else the first."""
+    names = [e.name for e in with_data]
+    preferred = DEFAULT_CONFIG.get(repo)
+    return preferred if preferred in names else (names[0] if names else None)
+
+
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` bucket of a row count."""
+    for limit, label in ((10**3, "n<1K"), (10**4, "1K<n<10K"), (10**5, "10K<n<100K"), (10**6, "100K<n<1M"),
+                         (10**7, "1M<n<10M"), (10**8, "10M<n<100M")):
+        if rows < limit:
+            return label
+    return "n>100M"
 
 
 def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
@@ -383,9 +402,7 @@ def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
             "apart from the MIT/BSD-licensed configs of the main `hf_recogs` repository on purpose.",
         ]
     lines += ["", "## Loading", "", "```python", "import datasets", ""]
-    example = with_data[0].name if with_data else "<config>"
-    if any(e.name == DEFAULT_CONFIG for e in with_data):
-        example = DEFAULT_CONFIG
+    example = default_config(with_data, repo) or "<config>"
     lines += [f'ds = datasets.load_dataset("{repo_id}", "{example}")', "```", "",
               "No loading script is involved (datasets ≥ 4 runs none); the `configs:` block above maps each",
               "config to its parquet files. With the package installed, `hf_recogs.load_dataset(name)` builds",

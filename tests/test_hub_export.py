@@ -130,6 +130,13 @@ def test_card_yaml_licences_and_sections(built):
     meta, body = read_card(out / "hf_recogs")
     names = [c["config_name"] for c in meta["configs"]]
     assert names == ["hubfix_main", "hubfix_main--upper-True", "hubfix_partial", "hubfix_slog"]
+    # what Hub users expect in the YAML: task, size bucket (2+1+1 + 2+1+1 + 1 + 2 fixture rows), provenance
+    assert meta["task_categories"] == ["text2text-generation"] and meta["size_categories"] == ["n<1K"]
+    assert meta["source_datasets"] == ["extended"] and meta["language"] == ["en"]
+    assert [c.get("default") for c in meta["configs"]] == [True, None, None, None]  # no recogs_pos: the first
+    sygns_meta, _ = read_card(out / "hf_recogs_sygns")
+    assert [c.get("default") for c in sygns_meta["configs"]] == [True]  # the share-alike repo has one too
+    assert export_hub.size_category(999) == "n<1K" and export_hub.size_category(24_155) == "10K<n<100K"
     main_cfg = meta["configs"][0]
     assert main_cfg["data_files"] == [{"split": s, "path": f"hubfix_main/{s}-00000-of-00001.parquet"}
                                       for s in ("train", "test", "gen")]
