@@ -147,10 +147,8 @@ class HfRecogs(datasets.ArrowBasedBuilder):
         generators = []
         splits = spec.splits_for(params)
         for split in splits:
-            reason = missing_split_reason(spec, split, params)
-            if reason:
-                logger.warning("hf_recogs: %s (the other splits still load)", reason)
-                continue
+            if missing_split_reason(spec, split, params):
+                continue  # as_dataset says so, on this load and on every warm load of this partial build
             generators.append(datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "params": params}))
         if not generators:
             raise SourceUnavailable(
@@ -191,4 +189,10 @@ class HfRecogs(datasets.ArrowBasedBuilder):
                 or f"split {requested!r} of {self.config.name!r} was unavailable when this config was prepared; "
                 "load it again (a complete build is cached apart from a partial one)"
             )
+        if requested is None and self.info.splits:
+            params = self.config.params()
+            for left_out in (s for s in self.spec.splits_for(params) if s not in self.info.splits):
+                reason = missing_split_reason(self.spec, left_out, params) or (
+                    f"split {left_out!r} of {self.config.name!r} was unavailable when this config was prepared")
+                logger.warning("hf_recogs: %s (the other splits still load)", reason)
         return super().as_dataset(split, *args, **kwargs)

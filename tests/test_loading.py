@@ -205,6 +205,17 @@ def test_load_dataset_builds_once_then_reads_the_arrow_cache(fixture_data, tmp_p
     assert upper["input"][0] == "EMMA ATE THE CAKE ."
 
 
+def test_a_left_out_split_is_reported_on_every_load(fixture_data, tmp_path, caplog):
+    cache = str(tmp_path / "datasets")
+    for load in ("cold", "warm"):
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="hf_recogs"):
+            assert list(hf_recogs.load_dataset("fixture_cfg", cache_dir=cache)) == ["train"]
+        warnings = [r.getMessage() for r in caplog.records if "fixture_cfg" in r.getMessage()]
+        assert len(warnings) == 1 and "'gen'" in warnings[0], (load, warnings)
+    assert CALLS["n"] == 1  # the warm load came from the cache
+
+
 def test_a_split_left_out_comes_back_when_its_file_does(fixture_data, tmp_path):
     """The partial build (gen's file missing) is cached apart from the complete one: once the file is there,
     the next plain load has gen, with no force_redownload."""
