@@ -11,7 +11,8 @@ import pytest
 
 import hf_recogs
 from hf_recogs import sources
-from hf_recogs.registry import DatasetConfig, Param, all_configs, register
+from hf_recogs import registry
+from hf_recogs.registry import DatasetConfig, Param, all_configs
 from hf_recogs.sources import ChecksumMismatch, SourceUnavailable, UpstreamFile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,24 +169,30 @@ def _fixture_sources(split, upper):
     return [TRAIN] if split == "train" else [ABSENT]
 
 
-if "fixture_cfg" not in all_configs():
-    register(
-        DatasetConfig(
-            name="fixture_cfg",
-            description="A fixture config for loading tests.",
-            family="fixture",
-            license="MIT",
-            citations=("cogs",),
-            splits=("train", "gen"),
-            generate=_rows,
-            sources=_fixture_sources,
-            params=(Param("upper", False, "upper-case the input"),),
-        )
-    )
+# Registered only for the tests that ask for it (monkeypatch undoes it), so the catalogue other tests see
+# stays the real one.
+FIXTURE_CONFIG = DatasetConfig(
+    name="fixture_cfg",
+    description="A fixture config for loading tests.",
+    family="fixture",
+    license="MIT",
+    citations=("cogs",),
+    splits=("train", "gen"),
+    generate=_rows,
+    sources=_fixture_sources,
+    params=(Param("upper", False, "upper-case the input"),),
+)
 
 
 @pytest.fixture
-def fixture_data(fixture_mirror):
+def fixture_registered(monkeypatch):
+    all_configs()  # the real configs first, so the lazy import cannot run while the fixture is in place
+    monkeypatch.setitem(registry._CONFIGS, FIXTURE_CONFIG.name, FIXTURE_CONFIG)
+    return FIXTURE_CONFIG
+
+
+@pytest.fixture
+def fixture_data(fixture_mirror, fixture_registered):
     put(fixture_mirror, TRAIN, GOOD)
     CALLS["n"] = 0
     return fixture_mirror
@@ -264,7 +271,7 @@ def test_bare_name_through_datasets(fixture_data, tmp_path, monkeypatch):
     assert "fixture_cfg" in datasets.get_dataset_config_names("hf_recogs")
 
 
-def test_list_configs_has_one_line_descriptions():
+def test_list_configs_has_one_line_descriptions(fixture_registered):
     listed = hf_recogs.list_configs()
     assert listed["fixture_cfg"] == "A fixture config for loading tests."
     assert all(desc and "\n" not in desc for desc in listed.values())

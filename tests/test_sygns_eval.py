@@ -537,7 +537,9 @@ def test_reports_carry_the_levels_per_split_and_category(tmp_path):
 def test_training_scores_sygns_runs_with_the_levels():
     from hf_recogs.training import ExperimentArguments, resolve_metric
 
-    for metric in ("auto", "exact", "sygns"):
+    for metric in ("auto", "sygns"):
         assert resolve_metric(ExperimentArguments(dataset="sygns_productivity", metric=metric)) == "sygns"
+    # an explicit choice is kept: exact match alone skips the solver
+    assert resolve_metric(ExperimentArguments(dataset="sygns_productivity", metric="exact")) == "exact"
     assert resolve_metric(ExperimentArguments(dataset="scan_simple", metric="exact")) == "exact"
     assert resolve_metric(ExperimentArguments(dataset="recogs_pos", metric="auto")) == "sem"
