@@ -1194,8 +1194,14 @@ def run(exp: ExperimentArguments, targs, command: str = "") -> int:
             logger.info("seed %d: %s exists, skipping (set overwrite_output_dir: true to retrain)", seed, done)
             all_results.append(json.loads(done.read_text()))
             continue
-        if exp.overwrite_output_dir and _resume_target(targs.resume_from_checkpoint, seed_dir, len(seeds)) is None:
+        resume = _resume_target(targs.resume_from_checkpoint, seed_dir, len(seeds))
+        if exp.overwrite_output_dir and resume is None:
             _move_aside(seed_dir)
+        elif resume is None and _last_checkpoint(seed_dir) and targs.do_train:
+            # Training from scratch here would mix two runs' curves and let checkpoint rotation delete the old ones.
+            raise ConfigError(f"{seed_dir} holds checkpoints of an unfinished run: add resume_from_checkpoint=true "
+                              "to continue it, or overwrite_output_dir=true to start over (the old folder is kept "
+                              "aside)")
         all_results.append(run_seed(exp, targs, seed, seed_dir, raw, tokenizer, metric, len(seeds), command))
 
     is_main = int(os.environ.get("RANK", "0")) == 0

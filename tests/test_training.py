@@ -731,6 +731,27 @@ def test_overwrite_moves_the_old_seed_aside(tmp_path):
     assert new["hyperparameters"]["learning_rate"] == 1.0e-4 != old["hyperparameters"]["learning_rate"]
 
 
+def test_an_unfinished_run_is_not_retrained_over_silently(tmp_path, capsys):
+    """A killed run leaves checkpoints and no results.json; running the same command again without
+    resume_from_checkpoint used to start a fresh model in that folder (curves of two runs in one file, the old
+    checkpoints rotated away)."""
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=2, save_strategy="epoch", eval_splits=["validation"])
+    assert main([str(cfg)]) == 0
+    capsys.readouterr()
+    seed_dir = tmp_path / "out" / "seed_7"
+    (seed_dir / "results.json").unlink()  # as if killed before the end
+    checkpoints = sorted(p.name for p in seed_dir.glob("checkpoint-*"))
+    assert checkpoints
+    assert main([str(cfg)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "unfinished run" in err and "resume_from_checkpoint=true" in err and "\n" not in err
+    assert sorted(p.name for p in seed_dir.glob("checkpoint-*")) == checkpoints
+    assert main([str(cfg), "resume_from_checkpoint=true"]) == 0
+    assert json.loads((seed_dir / "results.json").read_text())["train"]["resumed_from"]
+
+
 def test_unwritable_output_dir_is_one_line(tmp_path, capsys):
     from hf_recogs.training import main
 
