@@ -666,6 +666,65 @@ class SourceUseMonitor(_callback_base()):
             self.check(model, state)
 
 
+TRAINING_TIME_FILE = "training_time.json"
+
+
+class TrainingClock(_callback_base()):
+    """Trainer callback: the training time of a run across its resumes.
+
+    Each process that trains is one *part* (steps from → to, wall seconds, torch threads, processes). Every
+    checkpoint carries the parts so far in ``training_time.json``, so a run resumed from it reports the time of
+    the whole run. A checkpoint written before this file existed gives a part with ``wall_s: null`` (unknown).
+    """
+
+    def __init__(self, resume: str | None):
+        self.earlier: list[dict] = []
+        if resume:
+            path = Path(resume) / TRAINING_TIME_FILE
+            if path.is_file():
+                self.earlier = json.loads(path.read_text(encoding="utf-8"))["parts"]
+            else:
+                step = json.loads((Path(resume) / "trainer_state.json").read_text(encoding="utf-8"))["global_step"]
+                self.earlier = [{"from_step": 0, "to_step": step, "wall_s": None, "threads": None,
+                                 "processes": None}]
+        self.started = self.ended = None
+        self.first_step = 0
+
+    def parts(self, state, world_size: int) -> list[dict]:
+        import torch
+
+        if self.started is None:
+            return list(self.earlier)
+        now = {"from_step": self.first_step, "to_step": state.global_step,
+               "wall_s": round((self.ended or time.perf_counter()) - self.started, 1), "threads": torch.get_num_threads(),
+               "processes": world_size}
+        return [*self.earlier, now] if now["to_step"] > now["from_step"] else list(self.earlier)
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.started, self.first_step = time.perf_counter(), state.global_step
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self.ended = time.perf_counter()
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            folder = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if folder.is_dir():
+                parts = self.parts(state, args.world_size)
+                (folder / TRAINING_TIME_FILE).write_text(json.dumps({"parts": parts}, indent=1), encoding="utf-8")
+
+
+def training_time(parts: list[dict]) -> dict:
+    """Totals of a run's parts: wall seconds and thread-seconds (wall × torch threads × processes), ``None``
+    when a part's time is unknown."""
+    known = all(p["wall_s"] is not None for p in parts)
+    return {
+        "wall_s": round(sum(p["wall_s"] for p in parts), 1) if known else None,
+        "cpu_thread_s": round(sum(p["wall_s"] * p["threads"] * p["processes"] for p in parts), 1) if known else None,
+        "parts": parts,
+    }
+
+
 def _stratified_sample(ds, n: int, seed: int = 0) -> list[int]:
     """``n`` row indices spread evenly over the categories (round robin over shuffled categories), sorted."""
     if n >= len(ds):
@@ -904,16 +963,17 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
             if split in raw:
                 curve_sets[split] = raw[split].select(_stratified_sample(raw[split], exp.curve_samples))
     seed_dir.mkdir(parents=True, exist_ok=True)
+    resume = _resume_target(targs.resume_from_checkpoint, seed_dir, n_seeds) if training else None
+    clock = TrainingClock(resume) if training else None
     trainer = _trainer_class()(
         model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer,
         # our evaluate() reads the fixed samples, not eval_dataset; the Trainer only checks that one is given
         eval_dataset=train_ds if training and args.eval_strategy != "no" else None,
-        callbacks=[monitor] if monitor and training else None,
+        callbacks=[c for c in (monitor, clock) if c] if training else None,
         decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
         cpu_bf16=cpu_bf16,
     )
-    resume = _resume_target(targs.resume_from_checkpoint, seed_dir, n_seeds) if training else None
     if resume:
         logger.info("seed %d: resuming from %s", seed, resume)
     train_out = trainer.train(resume_from_checkpoint=resume) if training else None
@@ -984,7 +1044,9 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
             "loss": _whole_run_loss(history),
             "loss_this_process": train_out.training_loss,
             "global_step": train_out.global_step,
-            "runtime_s": train_out.metrics.get("train_runtime"),
+            "runtime_s": train_out.metrics.get("train_runtime"),  # this process only
+            # the whole run, resumes included: wall seconds, thread-seconds, and each part
+            "time": training_time(clock.parts(trainer.state, args.world_size)),
             "epochs": args.num_train_epochs,
             "epochs_done": trainer.state.epoch,
             "train_rows": len(train_raw),

@@ -752,6 +752,43 @@ def test_an_unfinished_run_is_not_retrained_over_silently(tmp_path, capsys):
     assert json.loads((seed_dir / "results.json").read_text())["train"]["resumed_from"]
 
 
+def test_training_time_adds_up_over_resumes(tmp_path):
+    """A run trained in two processes (killed after its first checkpoint, then resumed) reports both parts'
+    time; the card states the total."""
+    import shutil
+
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=2, save_strategy="epoch", eval_splits=["validation"])
+    assert main([str(cfg)]) == 0
+    seed_dir = tmp_path / "out" / "seed_7"
+    single = json.loads((seed_dir / "results.json").read_text())["train"]
+    assert [(p["from_step"], p["to_step"]) for p in single["time"]["parts"]] == [(0, single["global_step"])]
+    assert single["time"]["wall_s"] > 0 and single["time"]["cpu_thread_s"] >= single["time"]["wall_s"]
+
+    checkpoints = sorted(seed_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    first_step = int(checkpoints[0].name.split("-")[1])
+    assert 0 < first_step < single["global_step"]
+    for later in checkpoints[1:]:
+        shutil.rmtree(later)  # as if killed during the second epoch
+    (seed_dir / "results.json").unlink()
+    assert main([str(cfg), "resume_from_checkpoint=true"]) == 0
+    train = json.loads((seed_dir / "results.json").read_text())["train"]
+    parts = train["time"]["parts"]
+    assert [(p["from_step"], p["to_step"]) for p in parts] == [(0, first_step), (first_step, train["global_step"])]
+    assert all(p["wall_s"] > 0 and p["threads"] >= 1 and p["processes"] == 1 for p in parts)
+    assert train["time"]["wall_s"] == pytest.approx(sum(p["wall_s"] for p in parts), abs=0.11)
+    assert "2 parts" in (seed_dir / "README.md").read_text()
+
+    # a checkpoint from before the clock existed: the earlier part's time is unknown, not zero
+    from hf_recogs.training import TrainingClock, training_time
+
+    (checkpoints[0] / "training_time.json").unlink()
+    earlier = TrainingClock(str(checkpoints[0])).earlier
+    assert earlier == [{"from_step": 0, "to_step": first_step, "wall_s": None, "threads": None, "processes": None}]
+    assert training_time(earlier)["wall_s"] is None
+
+
 def test_unwritable_output_dir_is_one_line(tmp_path, capsys):
     from hf_recogs.training import main
 
