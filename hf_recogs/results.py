@@ -5,11 +5,12 @@
 
 For every finished seed (``seed_<n>/results.json`` present) it copies ``results.json``, the model card, the
 plots and ``curves.jsonl``, and writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz``
-(gzip without a timestamp, so the same predictions give the same bytes); the run's ``aggregate.*`` files come
-along. ``--checkpoint`` also copies one seed's model, generation config and tokenizer, so that
+(gzip without a timestamp, so the same predictions give the same bytes). ``--checkpoint`` also copies one seed's model, generation config and tokenizer, so that
 ``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works: ``median`` picks the seed whose
 primary score on gen (else test, else validation) is the median of the seeds (the lower one of the middle two
-for an even count). Checkpoints above ``MAX_CHECKPOINT_MB`` are refused. Unfinished seeds are skipped with a
+for an even count). Checkpoints above ``MAX_CHECKPOINT_MB`` are refused. With two or more finished seeds the
+aggregate (mean ± std over seeds) is computed here from their ``results.json``, so seeds trained by separate
+commands count; seeds that trained different set-ups are refused. Unfinished seeds are skipped with a
 message; nothing in the run folder is modified.
 """
 
@@ -95,12 +96,38 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
             target = out / (pred.name + ".gz")
             _gzip_copy(pred, target)
             written.append(target)
-    for name in AGGREGATE_FILES:
-        if (run_dir / name).is_file():
-            dest.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(run_dir / name, dest / name)
-            written.append(dest / name)
+    if len(seeds) > 1:
+        # Recomputed from the finished seeds: seeds trained by separate commands into one output_dir leave no
+        # aggregate (or one over fewer seeds) in the run folder.
+        from .reporting import write_aggregate
+
+        check_same_setup(seeds)
+        dest.mkdir(parents=True, exist_ok=True)
+        write_aggregate(dest, [seeds[s] for s in sorted(seeds)])
+        written += [dest / name for name in AGGREGATE_FILES if (dest / name).is_file()]
     return written
+
+
+# Hyper-parameters that may differ between the seeds of one published run (how it ran, not what it trained).
+PER_PROCESS_KEYS = {"seeds", "data_seed", "cpu_threads", "overwrite_output_dir", "per_device_eval_batch_size",
+                    "eval_splits", "world_size"}
+
+
+def check_same_setup(seeds: dict[int, dict]) -> None:
+    """Refuse to average seeds that trained different set-ups (another config written to the same folder)."""
+    def setup(results: dict) -> dict:
+        hp = {k: v for k, v in results["hyperparameters"].items() if k not in PER_PROCESS_KEYS}
+        return {"dataset": results["dataset"], "dataset_params": results["dataset_params"],
+                "arch": results["arch"], "metric": results["metric"], **hp}
+
+    first_seed, *others = sorted(seeds)
+    reference = setup(seeds[first_seed])
+    for seed in others:
+        other = setup(seeds[seed])
+        differ = sorted(k for k in reference.keys() | other.keys() if reference.get(k) != other.get(k))
+        if differ:
+            raise PublishError(f"seeds {first_seed} and {seed} trained different set-ups ({', '.join(differ)}); "
+                               "publish them to separate folders")
 
 
 def main(argv=None) -> int:

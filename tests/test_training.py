@@ -667,6 +667,32 @@ def test_publish_run_to_results_folder(tmp_path):
     assert publish_main([str(tmp_path / "nothing"), str(tmp_path / "y")]) == 2
 
 
+def test_publish_aggregates_seeds_trained_by_separate_commands(tmp_path, capsys):
+    """Seeds run one command each into one output_dir: the published aggregate covers all of them; a seed that
+    trained another set-up into the same folder is refused."""
+    from hf_recogs.results import main as publish_main
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, seeds=[7], num_train_epochs=1, eval_splits=["validation"])
+    for seed in (7, 8):
+        assert main([str(cfg), f"seeds=[{seed}]"]) == 0
+    run = tmp_path / "out"
+    assert not (run / "aggregate.json").exists()
+    dest = tmp_path / "published"
+    assert publish_main([str(run), str(dest)]) == 0
+    agg = json.loads((dest / "aggregate.json").read_text())
+    scores = [json.loads((run / f"seed_{s}" / "results.json").read_text())["splits"]["validation"]
+              for s in (7, 8)]
+    overall = agg["splits"]["validation"]["overall"]
+    assert agg["seeds"] == [7, 8] and overall["mean"] == pytest.approx(
+        100 * sum(r[r["primary"]] for r in scores) / 2, abs=0.01)
+    assert main([str(cfg), "seeds=[9]", "learning_rate=0.5"]) == 0
+    capsys.readouterr()
+    assert publish_main([str(run), str(tmp_path / "mixed")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "learning_rate" in err and "separate folders" in err and "\n" not in err
+
+
 @pytest.mark.parametrize(
     ("yaml_text", "argv", "needle"),
     [
