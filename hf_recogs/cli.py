@@ -67,7 +67,7 @@ def cmd_show(args) -> int:
     cfg = get_config(args.config)
     data = load_dataset(args.config, **_params(args.param))
     print(f"{cfg.name}: {cfg.description}")
-    print(f"family {cfg.family}, licence {cfg.license}")
+    print(f"family {cfg.family}, licence {cfg.license}, scored by {cfg.metric} (hf-recogs score)")
     for split, ds in data.items():
         print(f"\n[{split}] {len(ds):,} rows; columns: {', '.join(ds.column_names)}")
         for row in ds.select(range(min(args.rows, len(ds)))):

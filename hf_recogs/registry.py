@@ -15,6 +15,9 @@ from typing import Any
 from .sources import UpstreamFile
 
 SPLITS = ("train", "validation", "test", "gen")
+# How a config's outputs are scored: "sem" Semantic Exact Match of logical forms with variables, "sygns" exact
+# match then the SyGNS paper's entailment / polarity / clause levels, "exact" whole-output string match.
+METRICS = ("sem", "sygns", "exact")
 
 Row = dict[str, Any]
 
@@ -60,7 +63,8 @@ class DatasetConfig:
     have; ``split_rule(**params)``, when given, says which of them a parameter choice has (SCAN's validation
     split exists only with ``validation_fraction`` > 0): use ``splits_for``. ``extra_features`` maps extra column names
     to a ``datasets`` dtype string. ``hub_splits`` lists the splits that may be published in plain text
-    (SLOG's gen split may not).
+    (SLOG's gen split may not). ``metric`` (one of ``METRICS``) is how the outputs are scored: training, the
+    CLI and the reports read it from here.
     """
 
     name: str
@@ -77,6 +81,7 @@ class DatasetConfig:
     notes: str = ""
     split_rule: Callable[..., tuple[str, ...]] | None = None
     split_hint: str = ""  # how to get a split that the default parameters leave out
+    metric: str = "exact"
 
     def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}
@@ -117,6 +122,8 @@ _CONFIGS: dict[str, DatasetConfig] = {}
 def register(config: DatasetConfig) -> DatasetConfig:
     if config.name in _CONFIGS:
         raise ValueError(f"dataset config {config.name!r} registered twice")
+    if config.metric not in METRICS:
+        raise ValueError(f"config {config.name!r}: metric {config.metric!r} is not one of {', '.join(METRICS)}")
     bad = [s for s in config.splits if s not in SPLITS]
     if bad:
         raise ValueError(f"config {config.name!r}: split names {bad} are not among {SPLITS}")

@@ -53,14 +53,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .registry import METRICS as DATASET_METRICS
+from .registry import SPLITS
+
 logger = logging.getLogger("hf_recogs.training")
 
-SPLITS = ("train", "validation", "test", "gen")
-EVAL_SPLITS = ("validation", "test", "gen")
-METRICS = ("auto", "sem", "exact", "sygns")
+EVAL_SPLITS = tuple(s for s in SPLITS if s != "train")
+METRICS = ("auto", *DATASET_METRICS)  # auto: the one the dataset's catalogue entry declares
 DATA_ORDERS = ("reshuffle", "fixed", "grouped")
-# Config families whose outputs are logical forms (SEM is meaningful); everything else is scored by exact match.
-SEM_FAMILIES = ("cogs", "recogs", "slog")
 
 
 class ConfigError(ValueError):
@@ -528,17 +528,13 @@ def configure_cpu_threads(requested: int | None = None) -> int | None:
 
 
 def dataset_metric(name: str | None) -> str:
-    """How a dataset's outputs are scored: SEM for logical forms (COGS, ReCOGS, SLOG), ``sygns`` for SyGNS
-    (exact match first, then entailment, polarity and clause levels), exact match otherwise; ``sem`` for
-    ``data_files`` (no catalogue entry)."""
+    """How a dataset's outputs are scored, as its catalogue entry declares it (``registry.METRICS``); ``sem``
+    for ``data_files`` (no catalogue entry)."""
     if name is None:
         return "sem"
     from .registry import get_config
 
-    family = get_config(name).family.lower()
-    if family == "sygns":
-        return "sygns"
-    return "sem" if any(family.startswith(f) for f in SEM_FAMILIES) else "exact"
+    return get_config(name).metric
 
 
 def resolve_metric(exp: ExperimentArguments) -> str:

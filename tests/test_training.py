@@ -874,3 +874,23 @@ def test_sygns_categories_are_grouped_by_quantifier_type():
     groups = reporting.summarize(recs, "exact")["groups"]
     assert {g: v["exact_match"] for g, v in groups.items()} == {"NUM": 0.5, "UNI": 0.0, "EXI": 1.0}
     assert reporting.summarize([{"category": "in_distribution", "exact": True, "sem": None}], "exact")["groups"] == {}
+
+
+def test_each_config_declares_how_it_is_scored():
+    """The metric is a fact of the catalogue entry. Variable-free forms have no variables for SEM to rename:
+    scored by SEM, a perfect model of cogs_variable_free or slog_varfree would read 0 % (that was the rule
+    'SEM for the COGS families' before)."""
+    from hf_recogs import reporting
+    from hf_recogs.registry import METRICS, all_configs
+    from hf_recogs.training import dataset_metric
+
+    configs = all_configs()
+    assert all(cfg.metric in METRICS for cfg in configs.values())
+    expected = {"cogs": "sem", "recogs_pos": "sem", "slog": "sem", "cogs_variable_free": "exact",
+                "slog_varfree": "exact", "scan_length": "exact", "sygns_systematicity_one": "sygns"}
+    assert {name: dataset_metric(name) for name in expected} == expected
+    variable_free = ["like ( agent = Mila , ccomp = offer ( theme = * cake , recipient = Emma ) )"]
+    as_sem = reporting.summarize(reporting.score_rows(variable_free, variable_free, metric="sem"), "sem")
+    as_declared = reporting.summarize(
+        reporting.score_rows(variable_free, variable_free, metric=dataset_metric("cogs_variable_free")), "exact")
+    assert as_sem["sem_match"] == 0.0 and as_declared[as_declared["primary"]] == 1.0

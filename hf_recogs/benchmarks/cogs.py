@@ -127,6 +127,7 @@ def _register(
     plan: dict[str, _Official | _Derived],
     notes: str,
     params: tuple[Param, ...] = (),
+    metric: str = "sem",
 ) -> DatasetConfig:
     splits = tuple(s for s in SPLITS if s in plan)
 
@@ -150,6 +151,7 @@ def _register(
             sources=sources,
             params=params,
             notes=notes,
+            metric=metric,
         )
     )
 
@@ -304,6 +306,7 @@ _add(
     "All splits official: frankaging/ReCOGS@1b6eca8 variable_free/{train,dev,test,gen}.tsv; our derivation "
     "reproduces all four byte for byte (tests). The format drops coreference (a shared argument is printed "
     "once per use), so it is not meaning-preserving. " + _LICENSE_NOTE,
+    metric="exact",  # no variables to rename: SEM would read every form as malformed
 )
 
 

@@ -577,6 +577,7 @@ for _name, _s in SPECS.items():
             generate=_generate(_name),
             sources=_sources(_name),
             params=(*_s.params, VALIDATION_FRACTION),
+            metric="exact",
             notes="; ".join(x for x in (_s.notes, _VALIDATION_NOTE) if x),
         )
     )

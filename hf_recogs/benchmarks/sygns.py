@@ -551,6 +551,7 @@ def _register(name: str, setting: str, description: str, primitive: str | None, 
             params=params,
             extra_features=dict(EXTRA_FEATURES),
             notes=notes,
+            metric="sygns",
         )
     )
 
