@@ -9,6 +9,7 @@ warning (the others load); asking for such a split raises the one-line reason.
 from __future__ import annotations
 
 import dataclasses
+import ast
 import hashlib
 import logging
 from functools import lru_cache
@@ -29,13 +30,45 @@ _BATCH_ROWS = 10_000
 _DTYPES = {"string": "string", "int32": "int32", "int64": "int64", "float32": "float32", "bool": "bool"}
 
 
+def row_modules() -> list[Path]:
+    """The package's files that can decide a generated row: this builder, every benchmark module, and every
+    module of the package they import (found statically, lazy imports inside functions included), plus the
+    pinned-file table. Editing anything else (training, reporting, the CLI, …) keeps the Arrow caches."""
+    package = Path(__file__).parent
+    todo = [Path(__file__), *sorted((package / "benchmarks").glob("*.py"))]
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = path.parent
+                for _ in range(node.level - 1):
+                    base = base.parent
+                stem = base.joinpath(*node.module.split(".")) if node.module else base
+                names = [stem] if node.module else [stem / alias.name for alias in node.names]
+                if node.module:
+                    names += [stem / alias.name for alias in node.names]  # `from .pkg import module`
+                for name in names:
+                    todo += [name.with_suffix(".py"), name / "__init__.py"]
+            absolute = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else [])
+            for module in absolute:
+                if module.split(".")[0] == package.name:  # `import hf_recogs.x` / `from hf_recogs.x import y`
+                    name = package.joinpath(*module.split(".")[1:])
+                    todo += [name.with_suffix(".py"), name / "__init__.py"]
+    return sorted([*(p for p in seen if package in p.parents), *package.glob("*.tsv")])
+
+
 @lru_cache(maxsize=1)
 def code_hash() -> str:
     """Hash of everything that decides the generated rows, so that edits never reuse a stale Arrow cache."""
     package = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted([*package.glob("*.py"), *package.glob("benchmarks/*.py"), *package.glob("*.tsv")]):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in row_modules():
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -309,3 +309,15 @@ def test_real_configs_through_the_bare_name(mirror, tmp_path, monkeypatch):
     with pytest.raises(SourceUnavailable, match="recogs_v2/train.tsv"):
         datasets.load_dataset("hf_recogs", "recogs_v2", split="train", cache_dir=str(tmp_path / "c"))
     assert builder.HfRecogs.DEFAULT_CONFIG_NAME == "recogs_pos"
+
+
+def test_the_arrow_cache_key_covers_what_builds_rows_and_nothing_else():
+    """Editing training or reporting code must not rebuild every dataset; editing a benchmark module, the
+    catalogue, the sources or anything they import must."""
+    from hf_recogs.builder import row_modules
+
+    package = Path(hf_recogs.__file__).parent
+    names = {str(p.relative_to(package)) for p in row_modules()}
+    assert {"builder.py", "registry.py", "sources.py", "upstream_files.tsv", "benchmarks/cogs.py",
+            "benchmarks/recogs_derive.py", "benchmarks/sygns_semantics.py"} <= names
+    assert not names & {"training.py", "reporting.py", "cli.py", "hub.py", "results.py", "sygns_eval.py"}
