@@ -4,7 +4,7 @@
                            [--all-variants] [--repo-id ORG/hf_recogs] [--no-separate-sharealike]
     hf-recogs export push hub_export ORG/hf_recogs [--token T] [--endpoint URL] [--private]
 
-(``python -m hf_recogs.export_hub`` and ``python dataset_scripts/export_hub.py`` take the same arguments.)
+(``hf-recogs export`` and ``python -m hf_recogs.export_hub`` take the same arguments.)
 
 ``build`` writes, under ``--out`` (default ``hub_export/``, git-ignored):
 
@@ -51,8 +51,6 @@ SHAREALIKE_REPO = "hf_recogs_sygns"
 MANIFEST = "hf_recogs_export.json"
 SHARD = "{split}-00000-of-00001.parquet"
 DEFAULT_CONFIG = {MAIN_REPO: "recogs_pos", SHAREALIKE_REPO: "sygns_systematicity_one"}  # else the first config
-# Splits that must never leave their upstream protection, whatever a config declares (docs/DATASETS.md §6.3).
-NEVER_PUBLISH = {("slog", "gen")}
 
 COPYRIGHT = {  # upstream repository → its licence notice (docs/DATASETS.md §1.1)
     "najoungkim/COGS": "COGS: MIT, © 2020 najoungkim",
@@ -81,7 +79,7 @@ def hf_license_id(license: str) -> str:
 
 def is_sharealike(cfg) -> bool:
     key = cfg.license.lower().replace(" ", "-")
-    return cfg.family == "sygns" or "-sa" in key or "sharealike" in key.replace("-", "")
+    return "-sa" in key or "sharealike" in key.replace("-", "")
 
 
 class ExportError(RuntimeError):
@@ -164,10 +162,7 @@ def export_config(cfg, params: dict[str, Any], repo_dir: Path, name: str) -> Exp
     pins, files = set(), set()
     for split in splits:
         if split not in publishable:
-            out.withheld[split] = "not publishable in plain text (kept in its upstream protected form)"
-            continue
-        if (cfg.family, split) in NEVER_PUBLISH:
-            out.withheld[split] = ("never exported: upstream keeps it encrypted "
+            out.withheld[split] = ("never exported: upstream keeps it in a protected form "
                                    "(hf_recogs docs/DATASETS.md §6.3)")
             continue
         sources = _split_sources(cfg, split, resolved)
@@ -497,12 +492,15 @@ def _repo_folders(folder: Path, repo_id: str) -> list[tuple[Path, str]]:
             found.append((folder / sub, _sibling_repo_id(repo_id, sub) if sub != MAIN_REPO else repo_id))
     if not found:
         raise ExportError(f"{folder} holds no README.md nor {MAIN_REPO}/ or {SHAREALIKE_REPO}/ export; "
-                          f"run `python dataset_scripts/export_hub.py build --out {folder}` first")
+                          f"run `hf-recogs export build --out {folder}` first")
     return found
 
 
 def check_folder(folder: Path) -> None:
     """Refuse to push what must not be published, whatever built the folder."""
+    from hf_recogs.registry import all_configs
+
+    catalogue = all_configs()
     data = json.loads((folder / MANIFEST).read_text()) if (folder / MANIFEST).is_file() else None
     if data is None:
         raise ExportError(f"{folder} has no {MANIFEST}; push only folders built by this script")
@@ -512,9 +510,15 @@ def check_folder(folder: Path) -> None:
         raise ExportError(f"{folder} mixes share-alike data ({', '.join(sorted(sharealike))}) with "
                           f"{', '.join(sorted(licences - sharealike))}; rebuild without --no-separate-sharealike")
     for name, c in data["configs"].items():
+        # the catalogue says what may be published, whatever the manifest claims; a config built from another
+        # catalogue (export_hub.build(configs=...)) has only its build-time record of withheld splits
+        known = catalogue.get(c["registry_config"])
         for split in c["splits"]:
-            if (c["family"], split) in NEVER_PUBLISH:
-                raise ExportError(f"{folder}: config {name!r} contains {c['family']} {split}, which is never published")
+            withheld = split in c.get("withheld", {}) or (
+                known is not None and known.hub_splits is not None and split not in known.hub_splits)
+            if withheld:
+                raise ExportError(f"{folder}: config {name!r} contains {c['registry_config']} {split}, which is "
+                                  "never published")
 
 
 def push(folder: Path, repo_id: str, token: str | None = None, endpoint: str | None = None,

@@ -58,7 +58,7 @@ FIXTURES = {
     "hubfix_main": _fixture("hubfix_main", params=(Param("upper", False, "upper-case the input", (False, True)),),
                             extra_features={"depth": "int32"}),
     # A SLOG-family config that forgets to withhold gen: the exporter must still refuse it.
-    "hubfix_slog": _fixture("hubfix_slog", family="slog", citations=("slog",)),
+    "hubfix_slog": _fixture("hubfix_slog", family="slog", citations=("slog",), hub_splits=("train", "test")),
     "hubfix_sygns": _fixture("hubfix_sygns", family="sygns", license="CC BY-SA 4.0", citations=("sygns",),
                              splits=("train", "test")),
     "hubfix_partial": _fixture("hubfix_partial", license="BSD-3-Clause", citations=("scan",),
@@ -176,6 +176,33 @@ def test_unknown_config_and_bad_variant_are_one_line_errors(tmp_path):
         export_hub.build(tmp_path, ["nope"], configs=FIXTURES)
     with pytest.raises(export_hub.ExportError, match="key=value"):
         export_hub.build(tmp_path, ["hubfix_main"], variants=["hubfix_main:upper"], configs=FIXTURES)
+
+
+def test_push_refuses_a_split_that_must_stay_protected_whatever_the_manifest_says(built, tmp_path):
+    """The catalogue decides (SLOG gen stays in its encrypted zip); the build-time record decides for configs
+    from another catalogue. A manifest edited by hand cannot smuggle either through."""
+    import json
+    import shutil
+
+    out, _ = built
+    folder = tmp_path / "copy"
+    shutil.copytree(out / "hf_recogs", folder)
+    path = folder / export_hub.MANIFEST
+    original = json.loads(path.read_text())
+    export_hub.check_folder(folder)  # as built: fine
+
+    data = json.loads(path.read_text())
+    entry = data["configs"]["hubfix_slog"]
+    entry["splits"]["gen"] = 1
+    path.write_text(json.dumps(data))
+    with pytest.raises(export_hub.ExportError, match="hubfix_slog gen, which is never published"):
+        export_hub.check_folder(folder)
+
+    entry.update(registry_config="slog", withheld={})
+    path.write_text(json.dumps(data))
+    with pytest.raises(export_hub.ExportError, match="slog gen, which is never published"):
+        export_hub.check_folder(folder)
+    path.write_text(json.dumps(original))
 
 
 def test_built_folder_loads_with_plain_datasets(built, tmp_path):
