@@ -12,7 +12,10 @@ Public API (all total on strings: malformed input never raises, it is a :class:`
 - :func:`parse` — a :class:`LogicalForm` or a :class:`ParseFailure` (with a ``reason`` code);
   :func:`parse_or_raise` raises :class:`LogicalFormError` instead;
 - :func:`sem_match` — SEM verdict (docs/SEM.md §1): true iff a bijection of variables makes the two
-  multisets of atoms equal;
+  multisets of atoms equal; False also for a pair left *undecided* (below);
+- :func:`sem_verdict` — the same, tri-state: True, False, or None when the search for a bijection ran out of
+  its budget of work units (``budget``; docs/SEM.md §4.8). Only artificial inputs built to defeat colour
+  refinement (CFI graphs, Latin-square graphs) get there; no COGS/ReCOGS/SLOG pair comes near the default;
 - :func:`diagnose` — the verdict plus a reason code and missing/extra atoms, for error analysis;
 - :func:`exact_match` — whitespace-normalised string equality (COGS's official metric).
 
@@ -46,6 +49,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 __all__ = [
+    "DEFAULT_SEARCH_BUDGET",
     "FORMATS",
     "Atom",
     "Constant",
@@ -61,6 +65,7 @@ __all__ = [
     "parse",
     "parse_or_raise",
     "sem_match",
+    "sem_verdict",
     "tokenize",
 ]
 
@@ -75,6 +80,10 @@ _PUNCT = frozenset("(),.;*_")
 _RESERVED = frozenset({"AND", "LAMBDA"})
 _SEPARATORS = frozenset({";", "AND"})
 _CACHE_SIZE = 1 << 15
+# Work units (variables and atoms visited by the search) one pair may spend before it is undecided; docs/SEM.md
+# §4.8. Measured: ~3 million units/s on one core, so ~3-4 s; no COGS/ReCOGS/SLOG pair reaches the search in
+# sem_match, and diagnose's search (which every pair reaches) spent at most 178 units on their gold LFs.
+DEFAULT_SEARCH_BUDGET = 10_000_000
 
 
 # --------------------------------------------------------------------------------------------------
@@ -169,7 +178,8 @@ class Diagnosis:
     ``parse_error_reference``, ``parse_error_prediction``, ``format_mismatch`` (variables of different kinds),
     ``lambda_prefix`` (different number of binders, or a different bare primitive), ``conjunct_count``,
     ``variable_count``, ``atom_shapes`` (labels/constants differ with variables blanked), or
-    ``no_consistent_mapping`` (same shapes, but no bijection of variables works).
+    ``no_consistent_mapping`` (same shapes, but no bijection of variables works), or ``undecided`` (the
+    search for a bijection ran out of its budget; ``match`` is then False, as in :func:`sem_match`).
     ``missing``/``extra`` list atoms of the reference absent from the prediction and vice versa, with the
     prediction's variables renamed by a best-effort map (unmapped ones keep their name with a ``'``).
     """
@@ -636,10 +646,11 @@ def _analyse_reference(text: str, fmt: str) -> _Form:
 
 
 def clear_cache() -> None:
-    """Forget cached reference forms. The cache is a bounded LRU of 32,768 entries (≈4 KB each, measured on
-    ReCOGS gen: ≤ ≈140 MB when full); it is sized to hold the largest evaluation split (21,000) whole, since a
-    cyclic scan of a split larger than an LRU would miss every time."""
+    """Forget cached reference forms and remembered search results. The cache is a bounded LRU of 32,768
+    entries (≈4 KB each, measured on ReCOGS gen: ≤ ≈140 MB when full); it is sized to hold the largest
+    evaluation split (21,000) whole, since a cyclic scan of a split larger than an LRU would miss every time."""
     _analyse_reference.cache_clear()
+    _SEARCHED.clear()
 
 
 def _check_fmt(fmt: str) -> None:
@@ -679,11 +690,36 @@ def parse_or_raise(text, fmt: str = "auto") -> LogicalForm:
 # SEM
 
 
-def _refine_pair(edges_p, cp, edges_g, cg):
+class _OutOfBudget(Exception):
+    """The search spent its budget of work units: the verdict is undecided."""
+
+
+class _Budget:
+    """Work units left to one pair's search. Units, not seconds, so that a verdict (undecided included) is the
+    same on every machine and under any load."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, units: int | None):
+        self.left = float("inf") if units is None else units
+
+    def spend(self, units: int) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise _OutOfBudget
+
+
+def _check_budget(budget) -> None:
+    if budget is not None and (budget.__class__ is bool or not isinstance(budget, int) or budget < 0):
+        raise ValueError(f"budget must be a non-negative int (search work units) or None for no limit, not {budget!r}")
+
+
+def _refine_pair(edges_p, cp, edges_g, cg, budget: _Budget):
     """Refine both sides in lockstep; None as soon as their colour histograms differ."""
     n = len(cp)
     k = len(set(cp))
     while k < n:
+        budget.spend(2 * n + len(edges_p) + len(edges_g))
         np_ = _round(edges_p, cp)
         ng = _round(edges_g, cg)
         hist = Counter(np_)
@@ -695,14 +731,36 @@ def _refine_pair(edges_p, cp, edges_g, cg):
     return cp, cg
 
 
-def _search(p: _Form, g: _Form) -> list[int] | None:
-    """The map pred var → gold var that proves SEM, or None if there is none.
+_UNDECIDED = "undecided"
+_SEARCHED: dict[tuple, list[int] | str | None] = {}  # (pred, gold, budget) -> map, None or _UNDECIDED
+_SEARCHED_SIZE = 1024
 
-    docs/SEM.md §4.2, steps 5–6."""
+
+def _search(p: _Form, g: _Form, budget: int | None) -> list[int] | str | None:
+    """The map pred var → gold var that proves SEM, None if there is none, or ``_UNDECIDED`` if the search ran
+    out of ``budget`` work units first.
+
+    docs/SEM.md §4.2, steps 5–6. Results are remembered (bounded, FIFO): only pairs that colour refinement
+    leaves ambiguous get here, and those may be expensive, while the evaluate metric asks sem_match and then
+    sem_verdict about the same pair."""
+    key = (p.key, p._fmt, g.key, g._fmt, budget)
+    if key in _SEARCHED:
+        return _SEARCHED[key]
+    try:
+        found = _search_uncached(p, g, _Budget(budget))
+    except _OutOfBudget:
+        found = _UNDECIDED
+    if len(_SEARCHED) >= _SEARCHED_SIZE:
+        del _SEARCHED[next(iter(_SEARCHED))]
+    _SEARCHED[key] = found
+    return found
+
+
+def _search_uncached(p: _Form, g: _Form, budget: _Budget) -> list[int] | None:
     cp, cg = p.colours, g.colours
     if not _same(Counter(cp), Counter(cg)) or not _same(p.canon, g.canon):
         return None
-    mapping = _solve(list(p.atoms), list(cp), list(g.atoms), list(cg))
+    mapping = _solve(list(p.atoms), list(cp), list(g.atoms), list(cg), budget)
     if mapping is None:
         return None
     # belt and braces (this path is rare): the map must carry pred's atom multiset onto gold's exactly
@@ -710,7 +768,7 @@ def _search(p: _Form, g: _Form) -> list[int] | None:
     return mapping if _same(renamed, Counter(g.atoms)) else None
 
 
-def _solve(atoms_p, cp, atoms_g, cg) -> list[int] | None:
+def _solve(atoms_p, cp, atoms_g, cg, budget: _Budget) -> list[int] | None:
     """Colour-respecting isomorphism of two coloured structures whose colourings are stable, with equal
     colour histograms and equal atom multisets under the colouring; None if there is none.
 
@@ -723,8 +781,10 @@ def _solve(atoms_p, cp, atoms_g, cg) -> list[int] | None:
     against each candidate, refine both sides, prune on a histogram or atom-multiset mismatch, recurse.
     Decomposing after every individualisation is what keeps symmetric inputs (many identical pieces, or
     identical gadgets hanging off one node) polynomial, where plain individualise-and-refine backtracks
-    exponentially."""
+    exponentially. It still does on inputs that defeat refinement at every depth (CFI and Latin-square
+    graphs): every call and refinement round spends from ``budget``, which raises _OutOfBudget when empty."""
     n = len(cp)
+    budget.spend(2 * n + len(atoms_p) + len(atoms_g))
     hist = Counter(cp)
     if not _same(hist, Counter(cg)):
         return None
@@ -743,7 +803,7 @@ def _solve(atoms_p, cp, atoms_g, cg) -> list[int] | None:
             if not free:
                 return None
             for i, (_, vars_g, sub_g, col_g) in enumerate(free):
-                local = _solve(sub_p, col_p, sub_g, col_g)
+                local = _solve(sub_p, col_p, sub_g, col_g, budget)
                 if local is not None:
                     for a, b in enumerate(local):
                         mapping[vars_p[a]] = vars_g[b]
@@ -753,8 +813,13 @@ def _solve(atoms_p, cp, atoms_g, cg) -> list[int] | None:
                 return None
         return mapping
     edges_p, edges_g = _edges(atoms_p), _edges(atoms_g)
-    colour = min((c for c, k in hist.items() if k > 1), key=lambda c: (hist[c], c))
-    pv = cp.index(colour)
+    # the smallest class, ties broken by the first pred variable in it: not by the colour, a string hash that
+    # changes with PYTHONHASHSEED, so that the work spent, hence an undecided verdict, is reproducible
+    first: dict[int, int] = {}
+    for v, c in enumerate(cp):
+        first.setdefault(c, v)
+    pv = min((v for c, v in first.items() if hist[c] > 1), key=lambda v: (hist[cp[v]], v))
+    colour = cp[pv]
     x = hash(("individualised", colour))
     while x in hist:
         x += 1
@@ -763,13 +828,14 @@ def _solve(atoms_p, cp, atoms_g, cg) -> list[int] | None:
         cp2[pv] = x
         cg2 = list(cg)
         cg2[gv] = x
-        refined = _refine_pair(edges_p, cp2, edges_g, cg2)
+        refined = _refine_pair(edges_p, cp2, edges_g, cg2, budget)
         if refined is None:
             continue
         cp3, cg3 = refined
+        budget.spend(len(atoms_p) + len(atoms_g))
         if not _same(_canon(atoms_p, cp3), _canon(atoms_g, cg3)):
             continue
-        found = _solve(atoms_p, cp3, atoms_g, cg3)
+        found = _solve(atoms_p, cp3, atoms_g, cg3, budget)
         if found is not None:
             return found
     return None
@@ -821,9 +887,10 @@ def _forced_map(cp, cg) -> list[int]:
     return [where[c] for c in cp]
 
 
-def _decide(p: _Form, g: _Form, exact_reason: bool = False) -> str:
-    """Reason code of the verdict for two forms that both parsed. With ``exact_reason`` False (sem_match) the
-    shape check is skipped when both colourings are discrete, as the atom comparison subsumes it."""
+def _decide(p: _Form, g: _Form, budget: int | None, exact_reason: bool = False) -> str:
+    """Reason code of the verdict for two forms that both parsed (``undecided`` if the search ran out of
+    ``budget``). With ``exact_reason`` False (sem_match) the shape check is skipped when both colourings are
+    discrete, as the atom comparison subsumes it."""
     if p.key == g.key:
         return "exact_string"
     if p.term != g.term or len(p.binders) != len(g.binders):
@@ -842,7 +909,10 @@ def _decide(p: _Form, g: _Form, exact_reason: bool = False) -> str:
             return "match" if _same(p.canon, g.canon) else "no_consistent_mapping"
     if not _same(p.shapes, g.shapes):
         return "atom_shapes"
-    return "match" if _search(p, g) is not None else "no_consistent_mapping"
+    found = _search(p, g, budget)
+    if found is _UNDECIDED:
+        return "undecided"
+    return "match" if found is not None else "no_consistent_mapping"
 
 
 # The optional C fast path (hf_recogs/_sem_native.c): it decides two well-formed LFs in normalised spacing
@@ -858,24 +928,44 @@ _NATIVE_STYLE = {"auto": -1, "recogs": 0, "cogs": 1}
 BACKEND = "native+python" if _native_verdict is not None else "python"
 
 
-def sem_match(prediction, reference, fmt: str = "auto") -> bool:
+def sem_match(prediction, reference, fmt: str = "auto", *, budget: int | None = DEFAULT_SEARCH_BUDGET) -> bool:
     """Semantic Exact Match (docs/SEM.md §1): True iff some bijection between the two LFs' variables makes
     their multisets of atoms equal (labels, constants and argument positions unchanged).
 
-    Symmetric and deterministic; False for malformed input or non-strings, never an exception. The common
-    case is decided by the native fast path when it is built; otherwise the reference's parse and colouring
-    are cached (bounded LRU), since references are scored repeatedly."""
+    Symmetric and deterministic; False for malformed input or non-strings, never an exception. A pair left
+    undecided by :func:`sem_verdict` (its search ran out of ``budget``) is False too: a match is claimed only
+    when one is proven. Callers that must tell "no" from "not known" (the evaluate metric counts the
+    undecided apart) use :func:`sem_verdict`."""
+    return sem_verdict(prediction, reference, fmt, budget=budget) is True
+
+
+def sem_verdict(prediction, reference, fmt: str = "auto", *,
+                budget: int | None = DEFAULT_SEARCH_BUDGET) -> bool | None:
+    """:func:`sem_match` as True, False, or None (*undecided*) when the search for a bijection spent
+    ``budget`` work units (variables and atoms visited; None: no limit) without a verdict (docs/SEM.md §4.8).
+
+    Work units, not seconds: the verdict is the same on every machine. Only pairs that colour refinement
+    leaves ambiguous are searched at all, and no COGS/ReCOGS/SLOG pair measured comes within 0.01 % of the
+    default. The common case is decided by the native fast path when it is built; otherwise the reference's
+    parse and colouring are cached (bounded LRU), since references are scored repeatedly."""
     if not isinstance(prediction, str) or not isinstance(reference, str):
         return False
     _check_fmt(fmt)
+    _check_budget(budget)
     if _native_verdict is not None and fmt != "token_removal":
         verdict = _native_verdict(prediction, reference, _NATIVE_STYLE[fmt])
         if verdict >= 0:
             return verdict == 1
-    return _python_sem_match(prediction, reference, fmt)
+    return _python_sem_verdict(prediction, reference, fmt, budget)
 
 
-def _python_sem_match(prediction: str, reference: str, fmt: str) -> bool:
+def _python_sem_match(prediction: str, reference: str, fmt: str,
+                      budget: int | None = DEFAULT_SEARCH_BUDGET) -> bool:
+    """The pure-Python decision as a bool (undecided is False), for the tests and the bench."""
+    return _python_sem_verdict(prediction, reference, fmt, budget) is True
+
+
+def _python_sem_verdict(prediction: str, reference: str, fmt: str, budget: int | None) -> bool | None:
     """The pure-Python decision (every input; the native path defers to it when it cannot tell)."""
     g = _analyse_reference(reference, fmt)
     if g.failure is not None:
@@ -885,28 +975,31 @@ def _python_sem_match(prediction: str, reference: str, fmt: str) -> bool:
     p = _analyse(prediction, fmt)
     if p.failure is not None:
         return False
-    return _decide(p, g) in ("match", "exact_string")
+    reason = _decide(p, g, budget)
+    return None if reason == "undecided" else reason in ("match", "exact_string")
 
 
-def diagnose(prediction, reference, fmt: str = "auto") -> Diagnosis:
+def diagnose(prediction, reference, fmt: str = "auto", *, budget: int | None = DEFAULT_SEARCH_BUDGET) -> Diagnosis:
     """:func:`sem_match` with the reason, and for a mismatch the atoms missing from / extra in the
-    prediction under a best-effort variable map (so an error analysis can say *what* is wrong)."""
+    prediction under a best-effort variable map (so an error analysis can say *what* is wrong). A pair whose
+    search ran out of ``budget`` has reason ``undecided`` (and ``match`` False, as in sem_match)."""
     if not isinstance(prediction, str) or not isinstance(reference, str):
         bad = "prediction" if not isinstance(prediction, str) else "reference"
         return Diagnosis(False, "not_a_string", f"{bad} is {type(prediction if bad == 'prediction' else reference).__name__}")
     _check_fmt(fmt)
+    _check_budget(budget)
     g = _analyse_reference(reference, fmt)
     if g.failure is not None:
         return Diagnosis(False, "parse_error_reference", str(g.failure))
     p = _analyse(prediction, fmt)
     if p.failure is not None:
         return Diagnosis(False, "parse_error_prediction", str(p.failure))
-    reason = _decide(p, g, exact_reason=True)
+    reason = _decide(p, g, budget, exact_reason=True)
     match = reason in ("match", "exact_string")
     if match:
         mapping = None
         if p.var_names and reason == "match":
-            forced = _search(p, g)
+            forced = _search(p, g, budget)
             mapping = {p.var_names[i]: g.var_names[j] for i, j in enumerate(forced)} if forced else None
         elif p.var_names:
             mapping = {name: name for name in p.var_names}
@@ -916,6 +1009,7 @@ def diagnose(prediction, reference, fmt: str = "auto") -> Diagnosis:
         "lambda_prefix": f"binders {len(p.binders)} vs {len(g.binders)}, term {p.term!r} vs {g.term!r}",
         "conjunct_count": f"{len(p.atoms)} conjuncts vs {len(g.atoms)}",
         "variable_count": f"{len(p.var_names)} variables vs {len(g.var_names)}",
+        "undecided": f"the search spent its budget of {budget} work units; pass a larger budget to decide",
     }.get(reason, "")
     mapping = _best_effort_map(p, g)
     missing, extra = _atom_diff(p, g, mapping)
