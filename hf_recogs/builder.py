@@ -8,8 +8,8 @@ warning (the others load); asking for such a split raises the one-line reason.
 
 from __future__ import annotations
 
-import dataclasses
 import ast
+import dataclasses
 import hashlib
 import logging
 from functools import lru_cache

@@ -29,12 +29,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..registry import DatasetConfig, Param, Row, register
+from ..registry import SPLITS, DatasetConfig, Param, Row, register
 from ..sources import UpstreamFile, fetch_bytes, pinned
 from . import recogs_derive as derive
 
 LICENSE = "MIT"
-SPLITS = ("train", "validation", "test", "gen")
 UPSTREAM_SPLIT = {"train": "train", "validation": "dev", "test": "test", "gen": "gen"}
 CONCAT_KS = (256, 512, 1024, 2048, 3072)
 # our name suffix -> upstream removal-set key (file suffix, parentheses and comma included)

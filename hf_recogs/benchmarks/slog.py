@@ -19,13 +19,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache
 
-from ..registry import DatasetConfig, Row, register
+from ..registry import SPLITS, DatasetConfig, Row, register
 from ..sources import SourceError, SourceUnavailable, UpstreamFile, open_zip_member, pinned, read_text
 
 FAMILY = "slog"
 LICENSE = "MIT"
 CITATIONS = ("slog",)
-SPLITS = ("train", "validation", "test", "gen")
 HUB_SPLITS = ("train", "validation", "test")  # gen stays inside its encrypted zip: never published
 
 GEN_ZIP = "data/generalization_sets.zip"
