@@ -714,14 +714,52 @@ def _check_budget(budget) -> None:
         raise ValueError(f"budget must be a non-negative int (search work units) or None for no limit, not {budget!r}")
 
 
-def _refine_pair(edges_p, cp, edges_g, cg, budget: _Budget):
-    """Refine both sides in lockstep; None as soon as their colour histograms differ."""
+def _adjacency(atoms, n: int, slots: dict) -> list[list[tuple[int, int]]]:
+    """Per variable, (slot id, neighbour) over its two-variable atoms; ``slots`` numbers (shape, slot) pairs
+    and is shared by both sides of a pair."""
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for shape, vs in atoms:
+        if len(vs) == 2:
+            a, b = vs
+            adj[a].append((slots.setdefault((shape, 0), len(slots)), b))
+            adj[b].append((slots.setdefault((shape, 1), len(slots)), a))
+    return adj
+
+
+def _exact_round(adj, colours: list[int], ids: dict, width: int) -> list[int]:
+    """One refinement round with exact signatures (old colour, sorted neighbour colours, each combined with
+    the slot id below ``width``), numbered through ``ids``, which both sides of a pair share. Sums of hashes
+    (_round) are near-linear, and parity structures (CFI graphs) make such sums coincide: the merge only
+    costs pruning, but it depends on PYTHONHASHSEED, and so would the work the search spends."""
+    return [ids.setdefault((c, tuple(sorted([colours[u] * width + k for k, u in around]))), len(ids))
+            for c, around in zip(colours, adj)]
+
+
+def _exact_colours0(p: _Form, g: _Form) -> tuple[list[int], list[int]]:
+    """Initial colours as numbered sorted (shape, slot) lists, shared by both sides (see _exact_round)."""
+    ids: dict = {}
+    out = []
+    for form in (p, g):
+        incident: list[list] = [[] for _ in form.var_names]
+        for shape, vs in form.atoms:
+            for slot, v in enumerate(vs):
+                incident[v].append((shape, slot))
+        out.append([ids.setdefault(tuple(sorted(s)), len(ids)) for s in incident])
+    return out[0], out[1]
+
+
+def _refine_pair(adj_p, cp, adj_g, cg, width: int, budget: _Budget):
+    """Refine both sides in lockstep, exactly (the colours become small ints numbered in order of first
+    appearance, the same under any string hashing); None as soon as their colour histograms differ.
+    ``width``: the number of slot ids of the adjacency lists (_adjacency)."""
     n = len(cp)
     k = len(set(cp))
+    cost = 2 * n + sum(map(len, adj_p))  # both sides: n variables and m atoms each (two entries per atom)
     while k < n:
-        budget.spend(2 * n + len(edges_p) + len(edges_g))
-        np_ = _round(edges_p, cp)
-        ng = _round(edges_g, cg)
+        budget.spend(cost)
+        ids: dict = {}
+        np_ = _exact_round(adj_p, cp, ids, width)
+        ng = _exact_round(adj_g, cg, ids, width)
         hist = Counter(np_)
         if not _same(hist, Counter(ng)):
             return None
@@ -757,10 +795,27 @@ def _search(p: _Form, g: _Form, budget: int | None) -> list[int] | str | None:
 
 
 def _search_uncached(p: _Form, g: _Form, budget: _Budget) -> list[int] | None:
+    """Reject on the cached (hashed) colourings, else refine both sides again exactly, from scratch, and
+    search. The hashed colour of a variable is a function of its exact one at the same round, so forms that
+    exact refinement cannot tell apart pass the first test under any PYTHONHASHSEED; the search then starts
+    from the same exact colouring everywhere. That refinement is polynomial and not charged: the budget is
+    for the search, so a pair that refinement decides is decided whatever the budget."""
     cp, cg = p.colours, g.colours
     if not _same(Counter(cp), Counter(cg)) or not _same(p.canon, g.canon):
         return None
-    mapping = _solve(list(p.atoms), list(cp), list(g.atoms), list(cg), budget)
+    cp, cg = _exact_colours0(p, g)
+    slots: dict = {}
+    adj_p, adj_g = _adjacency(p.atoms, len(cp), slots), _adjacency(g.atoms, len(cg), slots)
+    exact = _refine_pair(adj_p, cp, adj_g, cg, max(len(slots), 1), _Budget(None))
+    if exact is None or not _same(Counter(exact[0]), Counter(exact[1])):
+        return None
+    cp, cg = exact
+    if len(set(cp)) == len(cp):  # discrete: the map is forced (checked below)
+        mapping = _forced_map(cp, cg)
+    elif not _same(_canon(p.atoms, cp), _canon(g.atoms, cg)):
+        return None
+    else:
+        mapping = _solve(list(p.atoms), list(cp), list(g.atoms), list(cg), budget)
     if mapping is None:
         return None
     # belt and braces (this path is rare): the map must carry pred's atom multiset onto gold's exactly
@@ -812,7 +867,9 @@ def _solve(atoms_p, cp, atoms_g, cg, budget: _Budget) -> list[int] | None:
             else:
                 return None
         return mapping
-    edges_p, edges_g = _edges(atoms_p), _edges(atoms_g)
+    slots: dict = {}
+    adj_p, adj_g = _adjacency(atoms_p, n, slots), _adjacency(atoms_g, n, slots)
+    width = max(len(slots), 1)
     # the smallest class, ties broken by the first pred variable in it: not by the colour, a string hash that
     # changes with PYTHONHASHSEED, so that the work spent, hence an undecided verdict, is reproducible
     first: dict[int, int] = {}
@@ -828,7 +885,7 @@ def _solve(atoms_p, cp, atoms_g, cg, budget: _Budget) -> list[int] | None:
         cp2[pv] = x
         cg2 = list(cg)
         cg2[gv] = x
-        refined = _refine_pair(edges_p, cp2, edges_g, cg2, budget)
+        refined = _refine_pair(adj_p, cp2, adj_g, cg2, width, budget)
         if refined is None:
             continue
         cp3, cg3 = refined
@@ -876,10 +933,6 @@ def _split(atoms, colours, fixed) -> list[tuple[frozenset, list[int], list, list
         lcol = [colours[v] for v in vars_]
         out.append((frozenset(_canon(latoms, lcol).items()), vars_, latoms, lcol))
     return out
-
-
-def _edges(atoms) -> list[tuple[int, int, int, int]]:
-    return [(vs[0], vs[1], hash(shape), ~hash(shape)) for shape, vs in atoms if len(vs) == 2]
 
 
 def _forced_map(cp, cg) -> list[int]:
