@@ -8,6 +8,7 @@ import datasets
 import evaluate
 
 from hf_recogs.citations import CITATIONS
+from hf_recogs.logical_forms import sem_verdict
 from hf_recogs.reporting import score_rows, summarize
 
 _DESCRIPTION = "SEM: a bijection of variables makes the two multisets of atoms equal (order- and renaming-invariant)."
@@ -18,13 +19,14 @@ Args:
     categories (list of str, optional, compute kwarg): a category per item, for per-category means.
     fmt (str, optional, compute kwarg): "auto" (default), "cogs", "recogs" or "token_removal".
 Returns:
-    sem_match (float), exact_match (float, whitespace-normalised string EM), n (int), and with categories
-    per_category: {category: {"sem_match", "exact_match", "n"}}.
+    sem_match (float), exact_match (float, whitespace-normalised string EM), n (int), undecided (int: pairs
+    whose search for a variable map ran out of its work budget; they count as not matching, see the card),
+    and with categories per_category: {category: {"sem_match", "exact_match", "n"}}.
 Examples:
     >>> m = evaluate.load("sem_match")
     >>> m.compute(predictions=["cat ( 7 ) AND run ( 2 ) AND agent ( 2 , 7 )"],
     ...           references=["cat ( 1 ) ; run ( 2 ) AND agent ( 2 , 1 )"])
-    {'sem_match': 1.0, 'exact_match': 0.0, 'n': 1}
+    {'sem_match': 1.0, 'exact_match': 0.0, 'n': 1, 'undecided': 0}
 """
 
 
@@ -78,9 +80,13 @@ class SemMatch(evaluate.Metric):
     def _compute(self, predictions, references, categories=None, fmt="auto"):
         if categories is not None and len(categories) != len(predictions):
             raise ValueError(f"sem_match: {len(categories)} categories for {len(predictions)} predictions")
-        summary = summarize(score_rows(predictions, references, categories, "sem", fmt), "sem")
+        records = score_rows(predictions, references, categories, "sem", fmt)
+        summary = summarize(records, "sem")
         out = {"sem_match": summary["sem_match"] or 0.0, "exact_match": summary["exact_match"] or 0.0,
                "n": summary["n"]}
+        # score_rows keeps sem_match's bool, where undecided is False: ask the non-matches again, tri-state.
+        # Searched pairs are remembered by hf_recogs.logical_forms, so a hard pair is not searched twice.
+        out["undecided"] = sum(sem_verdict(r["prediction"], r["gold"], fmt) is None for r in records if not r["sem"])
         if categories is not None:
             out["per_category"] = {c: {"sem_match": v["sem_match"], "exact_match": v["exact_match"], "n": v["n"]}
                                    for c, v in summary["per_category"].items()}
