@@ -209,6 +209,7 @@ def test_recogs_conformance(case, pred, expected):
     assert sem_match(pred, G) is expected
     assert sem_match(G, pred) is expected  # case 18: symmetry
     assert diagnose(pred, G).match is expected
+    assert L.sem_verdict(pred, G) is expected and L.sem_verdict(G, pred) is expected  # decided, never None
 
 
 def test_case_17_fails_both_ways_for_a_counting_reason():
@@ -221,6 +222,7 @@ def test_case_17_fails_both_ways_for_a_counting_reason():
 def test_format_conformance(case, pred, ref, expected):
     assert sem_match(pred, ref) is expected
     assert sem_match(ref, pred) is expected
+    assert L.sem_verdict(pred, ref) is expected and L.sem_verdict(ref, pred) is expected  # decided
 
 
 @pytest.mark.parametrize("case,bad,reason", MALFORMED, ids=[c[0] for c in MALFORMED])
@@ -463,6 +465,7 @@ def test_search_agrees_with_brute_force_on_symmetric_forms(pair):
     assert sem_match(pred, gold) is expected
     assert sem_match(gold, pred) is expected
     assert L._python_sem_match(gold, pred, "auto") is expected
+    assert L.sem_verdict(pred, gold) is expected  # the default budget decides every small form
 
 
 def cycles(lengths, rng) -> str:
