@@ -13,6 +13,10 @@ Data: ReCOGS_pos gen (21,000 gold LFs, read from the offline mirror: HF_RECOGS_M
   argument tokens swapped, the two arguments of one atom swapped, or one label replaced). A corruption that
   happens to be a renaming after all (the brute force finds a map) is reported, not counted as "must fail".
 - adversarial: the repeated-noun PP chain of docs/SEM.md §6 (n = 5…30) and its non-isomorphic variant.
+- hard families (docs/SEM.md §4.8; ``--hard-only`` runs just these, without the mirror): CFI pairs over random
+  cubic base graphs and Latin-square graphs of group tables, isomorphic and not, which defeat colour
+  refinement. Ours is timed with the default search budget (a pair over it is undecided) and, for the sizes
+  that finish in seconds, without one; the brute force would have to materialise the product given.
 
 The brute force is the reference's approach made bijective: a variable's candidates are the gold variables
 with the same signature (sorted labels of the atoms it occurs in, positions ignored); by default it first
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import os
 import random
 import re
@@ -62,15 +67,9 @@ def bf_parse(lf: str):
     return out
 
 
-def brute_force(pred: str, gold: str, budget: float, style: str = "lazy", max_maps: int = 1_000_000) -> bool | None:
-    """True/False, or None when the budget (seconds of CPU time) ran out before a verdict.
-
-    style "lazy" walks the candidate product as a generator (the strongest straightforward variant);
-    "reference" first materialises it as a list, as the ReCOGS checker does (docs/SEM.md §2.1 step 4), and
-    gives up at once (None, no time charged) when it would exceed ``max_maps`` maps."""
-    pa, ga = bf_parse(pred), bf_parse(gold)
-    if pa is None or ga is None or len(pa) != len(ga):
-        return False
+def bf_candidates(pa, ga) -> tuple[list[str], list[list[str]]] | None:
+    """Pred variables and, for each, the gold variables with its signature (sorted labels of the atoms it
+    occurs in, positions ignored: the reference's rule); None when some variable has no candidate."""
     def sigs(atoms):
         sig: dict[str, list[str]] = {}
         for label, args in atoms:
@@ -80,14 +79,28 @@ def brute_force(pred: str, gold: str, budget: float, style: str = "lazy", max_ma
         return {v: tuple(sorted(s)) for v, s in sig.items()}
     sp, sg = sigs(pa), sigs(ga)
     if len(sp) != len(sg):
-        return False
+        return None
     by_sig: dict[tuple, list[str]] = {}
     for v, s in sg.items():
         by_sig.setdefault(s, []).append(v)
     pvars = list(sp)
     cands = [by_sig.get(sp[v], []) for v in pvars]
-    if any(not c for c in cands):
+    return None if any(not c for c in cands) else (pvars, cands)
+
+
+def brute_force(pred: str, gold: str, budget: float, style: str = "lazy", max_maps: int = 1_000_000) -> bool | None:
+    """True/False, or None when the budget (seconds of CPU time) ran out before a verdict.
+
+    style "lazy" walks the candidate product as a generator (the strongest straightforward variant);
+    "reference" first materialises it as a list, as the ReCOGS checker does (docs/SEM.md §2.1 step 4), and
+    gives up at once (None, no time charged) when it would exceed ``max_maps`` maps."""
+    pa, ga = bf_parse(pred), bf_parse(gold)
+    if pa is None or ga is None or len(pa) != len(ga):
         return False
+    found = bf_candidates(pa, ga)
+    if found is None:
+        return False
+    pvars, cands = found
     target = Counter(ga)
     n = len(pvars)
     start = time.process_time()
@@ -169,7 +182,126 @@ def pp_chain(n: int, variant: str = "chain") -> str:
     return " ; ".join(prefix) + " ; " + " AND ".join(body)
 
 
+def cubic_graph(n: int, seed: int = 0) -> list[tuple[int, int]]:
+    """A connected simple 3-regular graph on n (even) vertices: random pairings of stubs until one is simple
+    and connected. Random cubic graphs have treewidth linear in n, which is what makes CFI pairs over them
+    hard for individualise-and-refine."""
+    rng = random.Random(seed)
+    while True:
+        stubs = [v for v in range(n) for _ in range(3)]
+        rng.shuffle(stubs)
+        edges = [tuple(sorted(stubs[i : i + 2])) for i in range(0, 3 * n, 2)]
+        if any(a == b for a, b in edges) or len(set(edges)) != len(edges):
+            continue
+        reach, todo = {0}, [0]
+        while todo:
+            v = todo.pop()
+            for a, b in edges:
+                for x, y in ((a, b), (b, a)):
+                    if x == v and y not in reach:
+                        reach.add(y)
+                        todo.append(y)
+        if len(reach) == n:
+            return edges
+
+
+def cfi(base: int, twists: int, seed: int = 0) -> str:
+    """A Cai-Fürer-Immerman graph over a random cubic base graph, as a ReCOGS-style LF.
+
+    Per base vertex: four ``node`` variables (the even subsets of its three edges) and two ``end`` variables
+    per edge (bit 0 and 1); ``in ( m , a )`` joins a subset to the bit-1 end of each edge in it and to the
+    bit-0 end of the others; ``link`` joins the ends of a base edge bit to bit, or crossed on the first
+    ``twists`` edges. Equal twist parity gives isomorphic LFs, different parity non-isomorphic ones, and
+    colour refinement (and k-WL for small k) cannot tell them apart."""
+    edges = cubic_graph(base, seed)
+    ends: dict[tuple[int, int], list[int]] = {}  # (vertex, edge index) -> its two end variables
+    atoms, fresh = [], itertools.count()
+    for v in range(base):
+        mine = [i for i, e in enumerate(edges) if v in e]
+        for i in mine:
+            ends[v, i] = [next(fresh), next(fresh)]
+            atoms += [f"end ( {x} )" for x in ends[v, i]]
+        for subset in itertools.product((0, 1), repeat=3):
+            if sum(subset) % 2:
+                continue
+            m = next(fresh)
+            atoms.append(f"* node ( {m} )")
+            atoms += [f"in ( {m} , {ends[v, i][bit]} )" for i, bit in zip(mine, subset)]
+    for i, (u, v) in enumerate(edges):
+        for bit in (0, 1):
+            atoms.append(f"link ( {ends[u, i][bit]} , {ends[v, i][bit ^ (i < twists)]} )")
+    return " AND ".join(atoms)
+
+
+def latin_square_graph(orders: tuple[int, ...]) -> str:
+    """The Latin-square graph of the Cayley table of Z_o1 x Z_o2 x ..., as an LF: one ``cell`` variable per
+    table cell, ``same`` both ways between cells that share a row, a column or a symbol. A strongly regular
+    graph: colour refinement leaves every variable in one class. Tables of different groups of the same
+    order (Z_9, Z_3 x Z_3) give non-isomorphic graphs with identical parameters."""
+    elems = list(itertools.product(*(range(o) for o in orders)))
+    index = {e: i for i, e in enumerate(elems)}
+    n = len(elems)
+    symbol = [[index[tuple((x + y) % o for x, y, o in zip(a, b, orders))] for b in elems] for a in elems]
+    cells = [(r, c) for r in range(n) for c in range(n)]
+    atoms = [f"cell ( {r * n + c} )" for r, c in cells]
+    for a, (r1, c1) in enumerate(cells):
+        for b, (r2, c2) in enumerate(cells):
+            if a != b and (r1 == r2 or c1 == c2 or symbol[r1][c1] == symbol[r2][c2]):
+                atoms.append(f"same ( {a} , {b} )")
+    return " AND ".join(atoms)
+
+
 # --------------------------------------------------------------------------------------------------
+
+
+def hard_pairs(cfi_bases, latin_orders, rng):
+    """(family, size, expected verdict, pred, gold) for the hard families, each size isomorphic then not."""
+    out = []
+    for base in cfi_bases:
+        gold = cfi(base, 0)
+        out += [("CFI", f"base {base}", True, rename_shuffle(cfi(base, 2), rng), gold),
+                ("CFI", f"base {base}", False, rename_shuffle(cfi(base, 1), rng), gold)]
+    groups = {4: (2, 2), 8: (2, 2, 2), 9: (3, 3), 16: (4, 4)}  # a second group of each order
+    for order in latin_orders:
+        gold = latin_square_graph((order,))
+        out += [("Latin", f"Z{order}", True, rename_shuffle(gold, rng), gold),
+                ("Latin", f"Z{order}", False, rename_shuffle(latin_square_graph(groups[order]), rng), gold)]
+    return out
+
+
+def hard_families(L, args, rng) -> None:
+    """Times per pair of the CFI and Latin-square families with the default budget, and without one up to the
+    sizes given; the brute force's cost is the size of the product it would materialise."""
+    print(f"\n== Hard families (docs/SEM.md §4.8): CPU s per pair, cold cache; budget {L.DEFAULT_SEARCH_BUDGET:,} "
+          "work units (the default) vs no budget ==")
+    print("Built to defeat colour refinement; no benchmark LF is like them. 'iso': a renamed, shuffled isomorphic "
+          "copy; 'non-iso': a non-isomorphic twin (CFI: one twist; Latin: the table of Z_2^3, Z_3^2, ...). "
+          f"No budget only up to CFI base {args.unbounded_cfi_max} and Latin order {args.unbounded_latin_max}; "
+          "ratio: no budget / budgeted (where both decide, what the budget's bookkeeping costs).")
+    print(f"{'family':6} {'size':9} {'tokens':>7} {'pair':8} {'budgeted':>10} {'verdict':>10} {'no budget':>10} "
+          f"{'verdict':>8} {'ratio':>6}  brute force (reference style)")
+    for family, size, expect, pred, gold in hard_pairs(args.cfi_bases, args.latin_orders, rng):
+        L.clear_cache()  # also forgets remembered searches
+        t = time.process_time()
+        verdict = L.sem_verdict(pred, gold)
+        c_budget = time.process_time() - t
+        assert verdict in (expect, None), (family, size, expect, verdict)
+        number = int(size.split()[-1].lstrip("Z"))
+        cell_free, ratio = f"{'-':>10} {'-':>8}", ""
+        if number <= (args.unbounded_cfi_max if family == "CFI" else args.unbounded_latin_max):
+            L.clear_cache()
+            t = time.process_time()
+            free = L.sem_verdict(pred, gold, budget=None)
+            c_free = time.process_time() - t
+            assert free is expect, (family, size, expect, free)
+            cell_free, ratio = f"{c_free:>10.3f} {free!s:>8}", f"{c_free / c_budget:>5.2f}x"
+        found = bf_candidates(bf_parse(pred), bf_parse(gold))
+        maps = math.prod(len(c) for c in found[1]) if found else 0
+        baseline = "no candidates: False at once" if not maps else (
+            f"{'gives up at once: ' if maps > args.bf_max_maps else ''}10^{math.log10(maps):.0f} candidate maps")
+        print(f"{family:6} {size:9} {len(gold.split()):>7} {'iso' if expect else 'non-iso':8} {c_budget:>10.3f} "
+              f"{'undecided' if verdict is None else verdict!s:>10} {cell_free} {ratio:>6}  "
+              f"{baseline}")
 
 
 def timed(fn, pairs):
@@ -190,7 +322,24 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--adv-max", type=int, default=30, help="largest n of the adversarial family (default 30)")
     ap.add_argument("--adv-repeats", type=int, default=5)
+    ap.add_argument("--cfi-bases", type=int, nargs="*", default=[8, 12, 16, 20, 24, 28],
+                    help="base graph sizes of the CFI pairs (even)")
+    ap.add_argument("--latin-orders", type=int, nargs="*", default=[4, 8, 9], choices=[4, 8, 9, 16],
+                    help="orders of the Latin-square pairs")
+    ap.add_argument("--unbounded-cfi-max", type=int, default=16,
+                    help="largest CFI base also timed without a budget (default 16: ~1 s)")
+    ap.add_argument("--unbounded-latin-max", type=int, default=4,
+                    help="largest Latin order also timed without a budget (default 4; 8 takes ~11 s)")
+    ap.add_argument("--hard-only", action="store_true", help="only the hard families (no mirror needed)")
     args = ap.parse_args(argv)
+
+    if args.hard_only:
+        from hf_recogs import logical_forms as L
+
+        print(f"sem_bench --hard-only: python {sys.version.split()[0]}; {os.cpu_count()} CPUs; load average "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; our SEM backend: {L.BACKEND}")
+        hard_families(L, args, random.Random(args.seed))
+        return 0
 
     mirror = Path(os.environ.get("HF_RECOGS_MIRROR") or ROOT.parent / "shared" / "mirror")
     if not (mirror / "MANIFEST.tsv").is_file():
@@ -287,6 +436,8 @@ def main(argv=None) -> int:
             v = brute_force(pred, pp_chain(n), args.budget, args.bf_style, args.bf_max_maps)
             row.append(f"{variant}: {'undecided' if v is None else v} in {(time.process_time() - t) * 1000:.1f} ms")
         print(f"  n={n}: " + "; ".join(row))
+    hard_families(L, args, rng)
+
     load1 = os.getloadavg()
     print(f"\nload average at end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} (shared machine: CPU seconds are "
           "reported because wall time includes waiting for a core)")
