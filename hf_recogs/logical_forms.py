@@ -1004,7 +1004,8 @@ def sem_verdict(prediction, reference, fmt: str = "auto", *,
     if not isinstance(prediction, str) or not isinstance(reference, str):
         return False
     _check_fmt(fmt)
-    _check_budget(budget)
+    if budget is not DEFAULT_SEARCH_BUDGET:  # the usual call skips the check: a native verdict takes ≈3 µs
+        _check_budget(budget)
     if _native_verdict is not None and fmt != "token_removal":
         verdict = _native_verdict(prediction, reference, _NATIVE_STYLE[fmt])
         if verdict >= 0:
