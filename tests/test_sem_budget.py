@@ -132,3 +132,22 @@ def test_real_pairs_never_need_the_search(source, path):
         assert L._python_sem_verdict(rename_shuffle(gold, rng), gold, "auto", 0) is True, gold
         if source == "recogs":
             assert L._python_sem_verdict(corrupt(gold, rng, i % 4), gold, "auto", 0) is not None, gold
+
+
+def test_metric_card_examples_run():
+    """The card's examples show the outputs, ``undecided`` included, that the metric gives."""
+    import doctest
+    import re
+
+    evaluate = pytest.importorskip("evaluate")
+    from hf_recogs.evaluate_integration import SEM_MATCH_PATH, install_evaluate_hook
+
+    install_evaluate_hook()
+    card = (ROOT / "metrics" / "sem_match" / "README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", card, re.DOTALL) if ">>>" in b]
+    assert blocks and all("'undecided': 0" in b for b in blocks)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for block in blocks:
+        runner.run(doctest.DocTestParser().get_doctest(block, {"evaluate": evaluate}, "card", SEM_MATCH_PATH, 0))
+    result = runner.summarize(verbose=False)
+    assert result.attempted >= 3 and result.failed == 0
