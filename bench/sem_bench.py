@@ -4,8 +4,10 @@
 falling back to the pure-Python path; the pure-Python path alone is timed too, on the same pairs.
 
 Why: the reference checker is exponential (one ReCOGS gen item took 18 s and 5 GB; docs/SEM.md §2.3); the
-project claims an exact checker that is much faster on real data and stays in milliseconds on adversarial
-inputs. This script measures both claims and checks that the two checkers agree on every decided pair.
+project claims an exact checker that is much faster on real data, stays in milliseconds on the adversarial PP
+chains, and on inputs built to defeat it (the hard families) answers "undecided" within a bounded budget
+instead of hanging. This script measures these claims and checks that the two checkers agree on every
+decided pair.
 
 Data: ReCOGS_pos gen (21,000 gold LFs, read from the offline mirror: HF_RECOGS_MIRROR or ../shared/mirror).
 - matching pairs: gold vs a copy with variables renamed by a random bijection and conjuncts shuffled;
