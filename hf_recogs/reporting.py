@@ -70,9 +70,10 @@ def score_rows(predictions: Sequence[str], references: Sequence[str], categories
     """The verdicts of each prediction, the one scoring function of training runs and of the ``sem_match``
     and ``sygns_match`` metrics: records with ``gold``, ``prediction``, ``category``, ``exact``
     (whitespace-normalised string match) and ``sem`` (Semantic Exact Match; None unless ``metric`` is
-    "sem"), plus ``input`` if given. ``metric="sygns"`` adds ``sygns``, the SyGNS paper's verdicts
+    "sem"; a pair whose SEM search ran out of budget is False with ``sem_undecided: True``, counted apart in
+    the summaries), plus ``input`` if given. ``metric="sygns"`` adds ``sygns``, the SyGNS paper's verdicts
     (``hf_recogs.sygns_eval.score_pair``; ``fmt`` is then the form: fol, drs, vf or auto)."""
-    from .logical_forms import exact_match, sem_match
+    from .logical_forms import exact_match, sem_verdict
 
     if metric == "sygns":
         from .sygns_eval import score_pair
@@ -82,9 +83,11 @@ def score_rows(predictions: Sequence[str], references: Sequence[str], categories
     records = []
     for i, (pred, gold) in enumerate(zip(predictions, references, strict=True)):
         record = {"input": inputs[i]} if inputs is not None else {}
+        verdict = sem_verdict(pred, gold, fmt) if metric == "sem" else None
         record.update(gold=gold, prediction=pred, category=categories[i] if categories is not None else None,
-                      sem=bool(sem_match(pred, gold, fmt)) if metric == "sem" else None,
-                      exact=bool(exact_match(pred, gold)))
+                      sem=verdict is True if metric == "sem" else None, exact=bool(exact_match(pred, gold)))
+        if metric == "sem" and verdict is None:  # SEM's search ran out of budget: not a match, counted apart
+            record["sem_undecided"] = True
         if metric == "sygns":
             try:
                 record["sygns"] = score_pair(pred, gold, fmt)
@@ -99,6 +102,8 @@ def _score(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"n": n, "exact_match": sum(r["exact"] for r in items) / n if n else None}
     sems = [r["sem"] for r in items if r.get("sem") is not None]
     out["sem_match"] = sum(sems) / len(sems) if sems and len(sems) == n else None
+    if out["sem_match"] is not None:
+        out["sem_undecided"] = sum(bool(r.get("sem_undecided")) for r in items)  # a count, scored as no match
     verdicts = [r["sygns"] for r in items if r.get("sygns") is not None]
     if verdicts and len(verdicts) == n:  # SyGNS: entailment / polarity / clause-matching levels
         from .sygns_eval import aggregate as sygns_levels

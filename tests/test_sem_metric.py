@@ -37,9 +37,9 @@ def test_load_by_path_from_another_cwd(evaluate, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     metric = evaluate.load(SEM_MATCH_PATH)
     out = metric.compute(predictions=PREDS, references=[GOLD] * 4)
-    assert out == {"sem_match": 0.5, "exact_match": 0.25, "n": 4}
+    assert out == {"sem_match": 0.5, "exact_match": 0.25, "n": 4, "undecided": 0}
     assert evaluate.load(str(ROOT / "metrics" / "sem_match")).compute(predictions=[GOLD], references=[GOLD]) == {
-        "sem_match": 1.0, "exact_match": 1.0, "n": 1}
+        "sem_match": 1.0, "exact_match": 1.0, "n": 1, "undecided": 0}
 
 
 def test_load_by_bare_name_after_hook(evaluate, tmp_path, monkeypatch):
@@ -63,7 +63,7 @@ def test_local_sem_match_dir_in_cwd_wins(evaluate, tmp_path, monkeypatch):
     local = tmp_path / "sem_match"
     local.mkdir()
     script = (Path(SEM_MATCH_PATH) / "sem_match.py").read_text()
-    marked = script.replace('"n": summary["n"]}', '"n": summary["n"], "local": True}')
+    marked = script.replace('"n": summary["n"],', '"n": summary["n"], "local": True,')
     assert marked != script
     local.joinpath("sem_match.py").write_text(marked)
     monkeypatch.chdir(tmp_path)
@@ -85,7 +85,7 @@ def test_streaming_and_fmt(evaluate):
     metric = evaluate.load(SEM_MATCH_PATH)
     metric.add_batch(predictions=PREDS[:2], references=[GOLD] * 2)
     metric.add(prediction=PREDS[2], reference=GOLD)
-    assert metric.compute() == {"sem_match": 2 / 3, "exact_match": 1 / 3, "n": 3}
+    assert metric.compute() == {"sem_match": 2 / 3, "exact_match": 1 / 3, "n": 3, "undecided": 0}
     out = metric.compute(predictions=[GOLD], references=[GOLD], fmt="cogs")  # integers are malformed in COGS
     assert out["sem_match"] == 0.0 and out["exact_match"] == 1.0
 

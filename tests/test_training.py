@@ -172,10 +172,12 @@ def test_summarize_per_category_and_groups():
     assert s["n"] == 8 and s["primary"] == "sem_match"
     assert s["exact_match"] == pytest.approx(3 / 8)
     assert s["sem_match"] == pytest.approx(5 / 8)
-    assert s["per_category"]["cp_recursion"] == {"n": 4, "exact_match": 0.25, "sem_match": 0.25}
+    assert s["per_category"]["cp_recursion"] == {"n": 4, "exact_match": 0.25, "sem_match": 0.25,
+                                                 "sem_undecided": 0}
     assert s["groups"]["structural"]["sem_match"] == pytest.approx(0.25)
-    assert s["groups"]["lexical"] == {"n": 4, "exact_match": 0.5, "sem_match": 1.0}
-    assert s["groups"]["lexical_15"] == {"n": 2, "exact_match": 1.0, "sem_match": 1.0}  # proper nouns left out
+    assert s["groups"]["lexical"] == {"n": 4, "exact_match": 0.5, "sem_match": 1.0, "sem_undecided": 0}
+    assert s["groups"]["lexical_15"] == {"n": 2, "exact_match": 1.0, "sem_match": 1.0,
+                                        "sem_undecided": 0}  # proper nouns left out
     plain = reporting.summarize([_rec("in_distribution", True)], "exact")
     assert plain["groups"] == {} and plain["sem_match"] is None and plain["primary"] == "exact_match"
 
