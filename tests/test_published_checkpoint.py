@@ -64,3 +64,32 @@ def test_checkpoint_reproduces_its_gen_verdicts(folder):
     assert verdicts == expected
     # the stored file has both right and wrong rows in the sample, so the comparison means something
     assert 0 < sum(r["sem"] for r in rows) < len(rows)
+
+
+@pytest.mark.parametrize("folder", CHECKPOINTS, ids=[f"{p.parent.name}/{p.name}" for p in CHECKPOINTS])
+def test_committed_checkpoint_pushes_as_is(folder, tmp_path):
+    """python -m hf_recogs.hub publishes the committed folder unchanged (loopback Hub): model, tokenizer,
+    gzipped predictions, and a card whose model-index carries every gen category; nothing local is written."""
+    import subprocess
+    import sys
+
+    import yaml
+    from fake_hub import FakeHub, hub_env
+
+    before = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    with FakeHub() as hub:
+        env = hub_env(hub.endpoint, hf_home=tmp_path / "hf_home")
+        env["PYTHONPATH"] = str(ROOT)
+        out = subprocess.run([sys.executable, "-m", "hf_recogs.hub", str(folder), "fake-user/published"],
+                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        files = hub.files("fake-user/published")
+    assert files["model.safetensors"] == (folder / "model.safetensors").read_bytes()
+    assert {"tokenizer.json", "config.json", "results.json", "predictions_gen.jsonl.gz"} <= set(files)
+    card = files["README.md"].decode()
+    index = yaml.safe_load(card.split("---\n")[1])["model-index"][0]["results"]
+    named = {m["name"] for result in index for m in result["metrics"]}
+    with gzip.open(folder / "predictions_gen.jsonl.gz", "rt", encoding="utf-8") as f:
+        categories = {json.loads(line)["category"] for line in f}
+    assert all(any(f"({c})" in name for name in named) for c in categories)
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == before
