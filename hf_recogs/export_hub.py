@@ -544,27 +544,12 @@ def push(folder: Path, repo_id: str, token: str | None = None, endpoint: str | N
             info = api.upload_folder(folder_path=str(path), repo_id=rid, repo_type="dataset",
                                      commit_message=f"hf_recogs export ({path.name})")
         except Exception as err:  # noqa: BLE001 - turned into one line below
-            raise ExportError(_push_error(err, target, rid)) from None
+            from hf_recogs.hub import push_error_line
+
+            raise ExportError(push_error_line(err, target, rid, "pass --token or set HF_TOKEN")) from None
         log(f"[push] {path} -> {target}/datasets/{rid} @ {info.oid}")
         urls.append(f"{target}/datasets/{rid}")
     return urls
-
-
-def _push_error(err: Exception, endpoint: str, repo_id: str) -> str:
-    chain, e = [], err
-    while e is not None and len(chain) < 6:
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    names = " ".join(type(x).__name__ for x in chain)
-    if any(isinstance(x, (ConnectionError, TimeoutError, OSError)) for x in chain) or any(
-        word in names for word in ("ConnectError", "ConnectTimeout", "NetworkError", "TransportError")
-    ):
-        return f"cannot reach the Hub at {endpoint} ({type(chain[-1]).__name__}); check --endpoint / the network"
-    status = getattr(getattr(err, "response", None), "status_code", None)
-    if status in (401, 403):
-        return f"the Hub at {endpoint} refused the token for {repo_id} (HTTP {status}); check --token / HF_TOKEN"
-    first = str(err).strip().splitlines()[0] if str(err).strip() else ""
-    return f"push of {repo_id} to {endpoint} failed: {type(err).__name__}: {first}"
 
 
 # ------------------------------------------------------------------------------------------------------- CLI

@@ -89,7 +89,8 @@ def push(
     except HubPushError:
         raise
     except Exception as exc:  # network, HTTP and client errors become one clear line
-        raise HubPushError(_explain(exc, endpoint, folder)) from exc
+        raise HubPushError(push_error_line(exc, endpoint, repo_id, "run `hf auth login` or set HF_TOKEN",
+                                           f"(local output in {folder} is intact)")) from exc
     return str(getattr(info, "commit_url", None) or info)
 
 
@@ -109,22 +110,27 @@ def _stage(folder: Path, staging: Path, results: dict, repo_id: str) -> None:
     render_model_card(results, repo_id=repo_id).save(str(card))
 
 
-def _explain(exc: Exception, endpoint: str, folder: Path) -> str:
+def push_error_line(exc: Exception, endpoint: str, what: str, token_fix: str, tail: str = "") -> str:
+    """One line for a failed Hub upload (models here, datasets in ``export_hub``): an unreachable endpoint, a
+    rejected token (401), no write access (403), or the first line of anything else. ``what`` names what was
+    pushed, ``token_fix`` how to give a token, ``tail`` what the user should know about local files."""
     from huggingface_hub.errors import HfHubHTTPError
 
-    tail = f"(local output in {folder} is intact)"
-    if isinstance(exc, HfHubHTTPError):
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        if status == 401:
-            return f"the Hub at {endpoint} rejected the token (401); run `hf auth login` or set HF_TOKEN {tail}"
-        if status == 403:
-            return f"no write access to this repo at {endpoint} (403); check the repo id and token scope {tail}"
-        return f"push to {endpoint} failed: HTTP {status}: {_first_line(exc)} {tail}"
+    tail = f" {tail}" if tail else ""
     names = {type(e).__name__ for e in _chain(exc)}
-    if names & {"ConnectError", "ConnectionError", "ConnectTimeout", "ReadTimeout", "ConnectionRefusedError",
-                "gaierror", "TimeoutException", "NetworkError"}:
-        return f"cannot reach the Hub at {endpoint}; check the network, HF_ENDPOINT or hub_endpoint {tail}"
-    return f"push to {endpoint} failed: {type(exc).__name__}: {_first_line(exc)} {tail}"
+    if not isinstance(exc, HfHubHTTPError) and (
+        any(isinstance(e, (ConnectionError, TimeoutError)) for e in _chain(exc))
+        or names & {"ConnectError", "ConnectTimeout", "ReadTimeout", "TimeoutException", "NetworkError",
+                    "TransportError", "gaierror"}
+    ):
+        return f"cannot reach the Hub at {endpoint}; check the network or the endpoint (HF_ENDPOINT){tail}"
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status == 401:
+        return f"the Hub at {endpoint} rejected the token (401); {token_fix}{tail}"
+    if status == 403:
+        return f"no write access to {what} at {endpoint} (403); check the repo id and the token's scope{tail}"
+    detail = f"HTTP {status}: {_first_line(exc)}" if status else f"{type(exc).__name__}: {_first_line(exc)}"
+    return f"push of {what} to {endpoint} failed: {detail}{tail}"
 
 
 def _chain(exc: BaseException):

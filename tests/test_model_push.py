@@ -159,3 +159,32 @@ def test_failed_upload_after_repo_creation_leaves_the_folder_untouched(trained_l
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "HTTP 400" in lines[0] and "is intact" in lines[0], proc.stderr
     assert _snapshot(trained_lstm) == before and (trained_lstm / "README.md").read_bytes() == card
+
+
+def test_push_error_lines_are_shared_by_model_and_dataset_pushes():
+    """One mapping of Hub failures to one line (hub.push_error_line, used by hub.push and export_hub.push).
+    HfHubHTTPError is an OSError: a rejected token must not read as an unreachable Hub (the dataset push's
+    own mapping used to check OSError first)."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from hf_recogs.hub import push_error_line
+
+    request = httpx2.Request("POST", "http://hub.test/api/repos/create")
+
+    def http(code):
+        return HfHubHTTPError(f"{code} error: refused", response=httpx2.Response(code, request=request))
+
+    assert push_error_line(http(401), "http://hub.test", "u/r", "set HF_TOKEN") == (
+        "the Hub at http://hub.test rejected the token (401); set HF_TOKEN")
+    assert "no write access to u/r" in push_error_line(http(403), "http://hub.test", "u/r", "set HF_TOKEN")
+    assert "HTTP 500" in push_error_line(http(500), "http://hub.test", "u/r", "set HF_TOKEN")
+    try:
+        try:
+            raise ConnectionRefusedError(111, "refused")
+        except OSError as inner:
+            raise RuntimeError("upload failed") from inner
+    except RuntimeError as wrapped:
+        line = push_error_line(wrapped, "http://hub.test", "u/r", "set HF_TOKEN", "(local files intact)")
+    assert line.startswith("cannot reach the Hub at http://hub.test") and line.endswith("(local files intact)")
+    assert "\n" not in push_error_line(ValueError("first\nsecond"), "http://hub.test", "u/r", "set HF_TOKEN")
