@@ -55,6 +55,16 @@ class Param:
 
 
 @dataclass(frozen=True)
+class CategoryGroups:
+    """How a benchmark's categories are reported together (COGS lexical / structural, SyGNS quantifier types):
+    ``names`` are the groups in display order, ``of(category)`` the groups a category belongs to (empty when
+    it belongs to none)."""
+
+    names: tuple[str, ...]
+    of: Callable[[str], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
 class DatasetConfig:
     """One loadable config.
 
@@ -64,7 +74,9 @@ class DatasetConfig:
     split exists only with ``validation_fraction`` > 0): use ``splits_for``. ``extra_features`` maps extra column names
     to a ``datasets`` dtype string. ``hub_splits`` lists the splits that may be published in plain text
     (SLOG's gen split may not). ``metric`` (one of ``METRICS``) is how the outputs are scored: training, the
-    CLI and the reports read it from here.
+    CLI and the reports read it from here. ``category_groups`` (a ``CategoryGroups``, None when the benchmark
+    has none) says which categories are scored together as groups: training, the CLI and the metrics pass it
+    to ``reporting.summarize``.
     """
 
     name: str
@@ -82,6 +94,7 @@ class DatasetConfig:
     split_rule: Callable[..., tuple[str, ...]] | None = None
     split_hint: str = ""  # how to get a split that the default parameters leave out
     metric: str = "exact"
+    category_groups: CategoryGroups | None = None
 
     def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}

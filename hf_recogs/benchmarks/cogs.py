@@ -22,6 +22,11 @@ Where a split's data comes from (also in each config's ``notes``):
 
 Licence: MIT for all (COGS © 2020 najoungkim; ReCOGS © 2023 Zhengxuan Wu, derived from COGS, so both
 notices apply to the ReCOGS-family configs).
+
+Category groups (every config here, ``CATEGORY_GROUPS``), following the COGS README / ReCOGS paper
+(docs/DATASETS.md §2.3): the three structural gen categories are ``obj_pp_to_subj_pp``, ``cp_recursion`` and
+``pp_recursion``; the other 18 are lexical. ``lexical_15`` is the ReCOGS reference code's ``lex_acc`` (lexical
+minus the three proper-noun categories), reported for comparison with its logs.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..registry import SPLITS, DatasetConfig, Param, Row, register
+from ..registry import SPLITS, CategoryGroups, DatasetConfig, Param, Row, register
 from ..sources import UpstreamFile, fetch_bytes, pinned
 from . import recogs_derive as derive
 
@@ -43,6 +48,35 @@ _LICENSE_NOTE = (
     "Licence MIT: COGS © 2020 najoungkim; ReCOGS © 2023 Zhengxuan Wu (derived from COGS; keep both notices)."
 )
 _COPY_NOTE = "validation/test/gen: COGS data/{dev,test,gen}.tsv (official; the variant's own copies have the same git blob)."
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Categories (the module docstring says where the groups come from)
+
+GEN_CATEGORIES = (
+    "subj_to_obj_common", "subj_to_obj_proper", "obj_to_subj_common", "obj_to_subj_proper",
+    "prim_to_subj_common", "prim_to_subj_proper", "prim_to_obj_common", "prim_to_obj_proper", "prim_to_inf_arg",
+    "obj_pp_to_subj_pp", "cp_recursion", "pp_recursion", "active_to_passive", "passive_to_active",
+    "obj_omitted_transitive_to_transitive", "unacc_to_transitive", "do_dative_to_pp_dative",
+    "pp_dative_to_do_dative", "only_seen_as_transitive_subj_as_unacc_subj",
+    "only_seen_as_unacc_subj_as_obj_omitted_transitive_subj", "only_seen_as_unacc_subj_as_unerg_subj",
+)
+STRUCTURAL = ("obj_pp_to_subj_pp", "cp_recursion", "pp_recursion")
+PROPER_LEFT_OUT_OF_LEX_ACC = ("subj_to_obj_proper", "prim_to_obj_proper", "prim_to_subj_proper")
+
+
+def groups_of(category: str) -> tuple[str, ...]:
+    """The groups a COGS gen category belongs to (empty for other categories, e.g. ``in_distribution``)."""
+    if category not in GEN_CATEGORIES:
+        return ()
+    if category in STRUCTURAL:
+        return ("structural",)
+    if category in PROPER_LEFT_OUT_OF_LEX_ACC:
+        return ("lexical",)
+    return ("lexical", "lexical_15")
+
+
+CATEGORY_GROUPS = CategoryGroups(("lexical", "structural", "lexical_15"), groups_of)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -151,6 +185,7 @@ def _register(
             params=params,
             notes=notes,
             metric=metric,
+            category_groups=CATEGORY_GROUPS,
         )
     )
 

@@ -72,7 +72,7 @@ import random
 from collections.abc import Iterator
 from functools import lru_cache
 
-from ..registry import DatasetConfig, Param, Row, register
+from ..registry import CategoryGroups, DatasetConfig, Param, Row, register
 from . import sygns_semantics as sem
 from .sygns_semantics import NP, RC, VP, Sentence
 
@@ -308,6 +308,19 @@ def quantifier_category(tree: Sentence) -> str:
         ("NEG", flags["negation"]),
     ) if on]
     return q + ":" + ("+".join(mods) if mods else "NONE")
+
+
+# The paper reports test rows by quantifier type (Table 4): the Q of ``<Q>:<M>``; proper-name rows (PN) and the
+# ``depth<D>`` categories are in no group.
+QUANTIFIER_TYPES = tuple(dict.fromkeys(sem.QUANT_TYPE.values()))
+
+
+def quantifier_group(category: str) -> tuple[str, ...]:
+    q = category.partition(":")[0]
+    return (q,) if q in QUANTIFIER_TYPES else ()
+
+
+CATEGORY_GROUPS = CategoryGroups(QUANTIFIER_TYPES, quantifier_group)
 
 
 def has_modifier(tree: Sentence) -> bool:
@@ -552,6 +565,7 @@ def _register(name: str, setting: str, description: str, primitive: str | None, 
             extra_features=dict(EXTRA_FEATURES),
             notes=notes,
             metric="sygns",
+            category_groups=CATEGORY_GROUPS,
         )
     )
 
