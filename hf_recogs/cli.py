@@ -117,6 +117,7 @@ def read_predictions(path: Path) -> tuple[list[str], list[str] | None]:
 def score_file(path: Path, config: str, split: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score a predictions file against ``config``'s ``split``: the summary of ``reporting.summarize``."""
     from . import load_dataset
+    from .registry import get_config
     from .reporting import score_rows, summarize
 
     predictions, inputs = read_predictions(path)
@@ -134,7 +135,7 @@ def score_file(path: Path, config: str, split: str, params: dict[str, Any] | Non
     metric = dataset_metric(config)
     records = score_rows(predictions, data["output"], data["category"], metric, inputs=data["input"])
     return {"config": config, "split": split, "params": params or {}, "metric": metric,
-            **summarize(records, metric)}
+            **summarize(records, metric, get_config(config).category_groups)}
 
 
 def _table(summary: dict[str, Any]) -> str:

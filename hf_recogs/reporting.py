@@ -2,10 +2,9 @@
 with bootstrapped confidence intervals, and the model card.
 
 Scores in ``results.json`` are fractions in [0, 1]; tables, plots and ``aggregate.json`` use percent, as the
-ReCOGS paper does. Lexical vs structural follows the COGS README / ReCOGS paper (docs/DATASETS.md §2.3): the three
-structural gen categories are ``obj_pp_to_subj_pp``, ``cp_recursion`` and ``pp_recursion``; the other 18 are
-lexical. ``lexical_15`` is the ReCOGS reference code's ``lex_acc`` (lexical minus the three proper-noun
-categories), reported for comparison with its logs.
+ReCOGS paper does. Which categories are scored together as groups is the config's ``category_groups``
+(declared by the benchmark, e.g. COGS lexical / structural in ``benchmarks/cogs.py``); ``summarize`` records
+each category's groups in the summary, and everything after it reads them from there.
 """
 
 from __future__ import annotations
@@ -18,19 +17,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-STRUCTURAL = ("obj_pp_to_subj_pp", "cp_recursion", "pp_recursion")
-PROPER_LOGGED_SEPARATELY = ("subj_to_obj_proper", "prim_to_obj_proper", "prim_to_subj_proper")
-COGS_GEN_CATEGORIES = (
-    "subj_to_obj_common", "subj_to_obj_proper", "obj_to_subj_common", "obj_to_subj_proper",
-    "prim_to_subj_common", "prim_to_subj_proper", "prim_to_obj_common", "prim_to_obj_proper", "prim_to_inf_arg",
-    "obj_pp_to_subj_pp", "cp_recursion", "pp_recursion", "active_to_passive", "passive_to_active",
-    "obj_omitted_transitive_to_transitive", "unacc_to_transitive", "do_dative_to_pp_dative",
-    "pp_dative_to_do_dative", "only_seen_as_transitive_subj_as_unacc_subj",
-    "only_seen_as_unacc_subj_as_obj_omitted_transitive_subj", "only_seen_as_unacc_subj_as_unerg_subj",
-)
-GROUPS = ("lexical", "structural", "lexical_15")
-# SyGNS test categories are "<quantifier type>:<modifiers>" (e.g. "NUM:ADJ+NEG"); the paper reports by type.
-SYGNS_QUANTIFIER_TYPES = ("EXI", "NUM", "UNI")
+from .registry import CategoryGroups
+
+# Bars of categories in this group are drawn red (COGS's structural generalisation, where models fail).
+HIGHLIGHTED_GROUP = "structural"
 # The SyGNS paper's levels shown next to exact match in tables, plots and aggregates (results.json has all
 # of hf_recogs.sygns_eval.aggregate); the first of each form is the headline of plots and model-index.
 SYGNS_SHOWN = {
@@ -52,17 +42,6 @@ def sygns_levels(summary: dict[str, Any] | None) -> tuple[str, ...]:
     if "counter_f1" in summary:
         return SYGNS_SHOWN["drs"]
     return SYGNS_SHOWN["fol"] if "equivalence" in summary else ()
-
-
-def groups_of(category: str) -> tuple[str, ...]:
-    """The groups a COGS gen category belongs to (empty for other categories)."""
-    if category not in COGS_GEN_CATEGORIES:
-        return ()
-    if category in STRUCTURAL:
-        return ("structural",)
-    if category in PROPER_LOGGED_SEPARATELY:
-        return ("lexical",)
-    return ("lexical", "lexical_15")
 
 
 def score_rows(predictions: Sequence[str], references: Sequence[str], categories: Sequence[str] | None = None,
@@ -112,24 +91,34 @@ def _score(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def summarize(records: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
-    """Overall, per-category and (for COGS gen categories) per-group scores of one split's records."""
+def summarize(records: Sequence[dict[str, Any]], metric: str,
+              category_groups: CategoryGroups | None = None) -> dict[str, Any]:
+    """Overall, per-category and per-group scores of one split's records. The groups are those of
+    ``category_groups`` (the config's ``DatasetConfig.category_groups``; none without it), and the summary
+    records which groups each category belongs to (``category_groups``: {category: [groups]}), so that tables,
+    plots and aggregates read them from the summary alone."""
     summary = _score(records)
     summary["primary"] = "sem_match" if metric == "sem" else "exact_match"
     by_cat: dict[str, list] = defaultdict(list)
     for r in records:
         by_cat[r["category"]].append(r)
     summary["per_category"] = {c: _score(by_cat[c]) for c in sorted(by_cat)}
+    groups_of = {c: list(category_groups.of(c)) if category_groups and isinstance(c, str) else []
+                 for c in summary["per_category"]}
     by_group: dict[str, list] = defaultdict(list)
-    if by_cat and all(c in COGS_GEN_CATEGORIES for c in by_cat):
-        for r in records:
-            for g in groups_of(r["category"]):
-                by_group[g].append(r)
-    if by_cat and all(isinstance(c, str) and c.partition(":")[0] in SYGNS_QUANTIFIER_TYPES for c in by_cat):
-        for r in records:
-            by_group[r["category"].partition(":")[0]].append(r)
-    summary["groups"] = {g: _score(by_group[g]) for g in (*GROUPS, *SYGNS_QUANTIFIER_TYPES) if by_group.get(g)}
+    for r in records:
+        for g in groups_of[r["category"]]:
+            by_group[g].append(r)
+    names = category_groups.names if category_groups else ()
+    summary["groups"] = {g: _score(by_group[g]) for g in names if by_group.get(g)}
+    summary["category_groups"] = groups_of
     return summary
+
+
+def highlighted(summary: dict[str, Any]) -> set[str]:
+    """The categories of a split summary (or aggregate) in ``HIGHLIGHTED_GROUP`` (none for results written
+    before summaries recorded their categories' groups)."""
+    return {c for c, groups in summary.get("category_groups", {}).items() if HIGHLIGHTED_GROUP in groups}
 
 
 def write_predictions(path: Path, records: Iterable[dict[str, Any]]) -> None:
@@ -191,7 +180,8 @@ def plot_per_category(results: dict[str, Any], path: Path) -> None:
         key = s["primary"]
         cats = list(s["per_category"])
         values = [100 * (s["per_category"][c][key] or 0) for c in cats]
-        colors = ["tab:red" if c in STRUCTURAL else "tab:blue" for c in cats]
+        red = highlighted(s)
+        colors = ["tab:red" if c in red else "tab:blue" for c in cats]
         fig_w = max(6, 0.35 * len(cats) + 2)
         fig, ax = plt.subplots(figsize=(fig_w, 6.5))
         headline = sygns_levels(s)[:1]
@@ -211,10 +201,13 @@ def plot_per_category(results: dict[str, Any], path: Path) -> None:
         ax.set_xticks(range(len(cats)), cats, rotation=75, ha="right", fontsize=7)
         ax.set_ylim(0, 112)
         ax.set_ylabel(f"{key.replace('_', ' ')} (%)")
-        if any(c in STRUCTURAL for c in cats):
+        if red:
             from matplotlib.patches import Patch
 
-            ax.legend(handles=[Patch(color="tab:blue", label="lexical"), Patch(color="tab:red", label="structural")],
+            # blue bars are named by the group they all share (COGS: lexical), if any
+            shared = [g for g in s["groups"] if all(g in s["category_groups"][c] for c in cats if c not in red)]
+            ax.legend(handles=[Patch(color="tab:blue", label=shared[0] if shared else "other"),
+                               Patch(color="tab:red", label=HIGHLIGHTED_GROUP)],
                       fontsize=7, loc="upper right")
         if not any(values):
             ax.text(0.5, 0.5, "every score is 0 %", transform=ax.transAxes, ha="center", va="center",
@@ -330,6 +323,8 @@ def aggregate(results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "overall": _stats([pct(p) for p in present]),
             "groups": {g: _stats([pct(p and p.get("groups", {}).get(g)) for p in present]) for g in groups},
             "per_category": {c: _stats([pct(p and p["per_category"].get(c)) for p in present]) for c in cats},
+            # each category's groups, for the plot (results written before summaries recorded them have none)
+            "category_groups": {c: groups for p in present if p for c, groups in p.get("category_groups", {}).items()},
         }
         if key == "sem_match":  # exact match alongside, for comparison with EM-based tables
             out["splits"][split]["overall_exact_match"] = _stats([pct(p, "exact_match") for p in present])
@@ -396,8 +391,9 @@ def plot_aggregate(agg: dict[str, Any], path: Path) -> None:
     means = [r[1]["mean"] or 0 for r in rows]
     err = [[m - (r[1]["ci_low"] if r[1]["ci_low"] is not None else m) for m, r in zip(means, rows)],
            [(r[1]["ci_high"] if r[1]["ci_high"] is not None else m) - m for m, r in zip(means, rows)]]
+    red = highlighted(s)
     colors = ["black"] + ["tab:gray"] * len(s["groups"]) + [
-        "tab:red" if c in STRUCTURAL else "tab:blue" for c in s["per_category"]]
+        "tab:red" if c in red else "tab:blue" for c in s["per_category"]]
     fig, ax = plt.subplots(figsize=(max(6, 0.35 * len(rows) + 2), 4.5))
     ax.bar(range(len(rows)), means, yerr=err, color=colors, capsize=2)
     ax.set_xticks(range(len(rows)), names, rotation=75, ha="right", fontsize=7)

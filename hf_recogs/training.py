@@ -775,11 +775,12 @@ def _trainer_class():
     from . import reporting
 
     class BaselineTrainer(Seq2SeqTrainer):
-        def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", source_monitor=None,
-                     curve_max_length=512, curve_log=None, cpu_bf16=False, **kwargs):
+        def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", category_groups=None,
+                     source_monitor=None, curve_max_length=512, curve_log=None, cpu_bf16=False, **kwargs):
             super().__init__(*args, **kwargs)
             self.cpu_bf16 = cpu_bf16  # our own decoding loops autocast like the Trainer's steps
             self.decay_all, self.curve_sets, self.metric = decay_all, curve_sets or {}, metric
+            self.category_groups = category_groups
             self.source_monitor, self.curve_max_length, self.curve_log = source_monitor, curve_max_length, curve_log
 
         def get_decay_parameter_names(self, model):
@@ -812,7 +813,8 @@ def _trainer_class():
                 for split, rows in self.curve_sets.items():
                     preds = greedy_decode(model, self.processing_class, rows["input"], self.curve_max_length,
                                           self.args.per_device_eval_batch_size, bf16)
-                    summary = reporting.summarize(score_split(rows, preds, self.metric), self.metric)
+                    summary = reporting.summarize(score_split(rows, preds, self.metric), self.metric,
+                                                  self.category_groups)
                     key = summary["primary"]
                     metrics[f"{metric_key_prefix}_{split}_{key}"] = summary[key]
                     for group, scores in summary["groups"].items():
@@ -918,6 +920,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
 
     from . import reporting
     from .models import build_model
+    from .registry import get_config
 
     args = copy.deepcopy(targs)
     args.seed = seed
@@ -941,6 +944,8 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     elif exp.data_order == "grouped":
         args.train_sampling_strategy = "group_by_length"
 
+    # data_files have no catalogue entry, hence no category groups
+    category_groups = get_config(exp.dataset).category_groups if exp.dataset else None
     set_seed(seed)
     training = model is None
     if training:
@@ -966,7 +971,8 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         # our evaluate() reads the fixed samples, not eval_dataset; the Trainer only checks that one is given
         eval_dataset=train_ds if training and args.eval_strategy != "no" else None,
         callbacks=[c for c in (monitor, clock) if c] if training else None,
-        decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, source_monitor=monitor,
+        decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, category_groups=category_groups,
+        source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
         cpu_bf16=cpu_bf16,
     )
@@ -1000,7 +1006,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
                                         args.per_device_eval_batch_size, cpu_bf16, exp.max_positions)
             records = score_split(split_raw, predictions, metric)
             reporting.write_predictions(seed_dir / f"predictions_{split}.jsonl", records)
-            splits[split] = reporting.summarize(records, metric)
+            splits[split] = reporting.summarize(records, metric, category_groups)
             splits[split]["loss"] = None  # not computed on this path
             splits[split]["runtime_s"] = round(time.perf_counter() - started, 2)
             continue
@@ -1019,7 +1025,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
             raise RuntimeError(f"{split}: {len(predictions)} predictions for {len(split_raw)} rows")
         records = score_split(split_raw, predictions, metric)
         reporting.write_predictions(seed_dir / f"predictions_{split}.jsonl", records)
-        splits[split] = reporting.summarize(records, metric)
+        splits[split] = reporting.summarize(records, metric, category_groups)
         splits[split]["loss"] = out.metrics.get(f"{split}_loss")
         splits[split]["runtime_s"] = out.metrics.get(f"{split}_runtime")
 

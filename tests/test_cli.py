@@ -118,3 +118,25 @@ def test_train_through_accelerate_without_its_defaults_warning(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert (tmp_path / "out" / "seed_7" / "results.json").is_file()
     assert "were not passed to `accelerate launch`" not in out.stderr
+
+
+@pytest.mark.mirror
+def test_score_reports_the_configs_category_groups(mirror, tmp_path, monkeypatch):
+    """COGS gen scored by `score` carries the groups the cogs config declares (lexical / structural /
+    lexical_15, 1,000 rows per category) and records each category's groups."""
+    import hf_recogs
+
+    monkeypatch.chdir(tmp_path)
+    rows = list(hf_recogs.load_dataset("cogs", split="gen"))
+    preds = ["WRONG" if r["category"] == "cp_recursion" else r["output"] for r in rows]
+    path = tmp_path / "preds.txt"
+    path.write_text("".join(p + "\n" for p in preds))
+    out = run_cli("score", str(path), "--config", "cogs", "--split", "gen", "--json", "s.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    scores = json.loads((tmp_path / "s.json").read_text())
+    assert list(scores["groups"]) == ["lexical", "structural", "lexical_15"]
+    assert {g: (s["n"], s["sem_match"]) for g, s in scores["groups"].items()} == {
+        "lexical": (18_000, 1.0), "structural": (3_000, 2 / 3), "lexical_15": (15_000, 1.0)}
+    assert scores["category_groups"]["cp_recursion"] == ["structural"]
+    assert scores["category_groups"]["subj_to_obj_proper"] == ["lexical"]
+    assert "[structural]" in out.stdout

@@ -511,11 +511,12 @@ def test_metric_card_examples_run(evaluate):
 
 def test_reports_carry_the_levels_per_split_and_category(tmp_path):
     from hf_recogs import reporting
+    from hf_recogs.registry import get_config
 
     gold = [SMALL_CATS_NO_DANCE, "exists x1.(dog(x1) & run(x1))"]
     preds = ["all x1.(cat(x1) -> -dance(x1))", "exists x1.(dog(x1) & run(x1))"]
     records = reporting.score_rows(preds, gold, ["UNI:ADJ+NEG", "EXI:NONE"], "sygns")
-    summary = reporting.summarize(records, "sygns")
+    summary = reporting.summarize(records, "sygns", get_config("sygns_systematicity_one").category_groups)
     assert summary["primary"] == "exact_match" and summary["exact_match"] == 0.5
     assert summary["equivalence"] == 0.5 and summary["entailment_p_to_g"] == 1.0
     assert summary["per_category"]["UNI:ADJ+NEG"]["entailment_g_to_p"] == 0.0

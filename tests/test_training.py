@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hf_recogs import reporting  # noqa: E402
+from hf_recogs.registry import get_config
 from hf_recogs.training import ConfigError, parse_args  # noqa: E402
 
 TINY_MODEL = {"d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_ffn_dim": 64,
@@ -74,6 +75,19 @@ def write_config(folder: Path, **extra) -> Path:
     path = folder / "tiny.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
+
+
+def write_cogs_like_config(folder: Path, monkeypatch, **extra) -> Path:
+    """write_config's copy task run as the catalogue's ``cogs`` config, so with COGS's category groups: training
+    reads the copy-task files instead of COGS (no mirror needed)."""
+    from dataclasses import replace
+
+    from hf_recogs import training
+
+    files = write_copy_task(folder)
+    load = training.load_raw_data
+    monkeypatch.setattr(training, "load_raw_data", lambda exp: load(replace(exp, dataset=None, data_files=files)))
+    return write_config(folder, data_files=None, dataset="cogs", **extra)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -168,7 +182,7 @@ def test_summarize_per_category_and_groups():
     records = ([_rec("cp_recursion", True, True)] + [_rec("cp_recursion", False, False)] * 3
                + [_rec("subj_to_obj_common", True, True)] * 2
                + [_rec("prim_to_obj_proper", False, True)] * 2)
-    s = reporting.summarize(records, "sem")
+    s = reporting.summarize(records, "sem", get_config("cogs").category_groups)
     assert s["n"] == 8 and s["primary"] == "sem_match"
     assert s["exact_match"] == pytest.approx(3 / 8)
     assert s["sem_match"] == pytest.approx(5 / 8)
@@ -178,7 +192,7 @@ def test_summarize_per_category_and_groups():
     assert s["groups"]["lexical"] == {"n": 4, "exact_match": 0.5, "sem_match": 1.0, "sem_undecided": 0}
     assert s["groups"]["lexical_15"] == {"n": 2, "exact_match": 1.0, "sem_match": 1.0,
                                         "sem_undecided": 0}  # proper nouns left out
-    plain = reporting.summarize([_rec("in_distribution", True)], "exact")
+    plain = reporting.summarize([_rec("in_distribution", True)], "exact", get_config("cogs").category_groups)
     assert plain["groups"] == {} and plain["sem_match"] is None and plain["primary"] == "exact_match"
 
 
@@ -280,7 +294,7 @@ def test_train_end_to_end_two_seeds(tmp_path):
         assert len(losses) >= 3 and losses[-1] < losses[0] - 0.3, losses  # a few steps lower the loss
         gen = res["splits"]["gen"]
         assert gen["n"] == 24 and set(gen["per_category"]) == set(GEN_CATEGORIES)
-        assert set(gen["groups"]) == {"lexical", "structural", "lexical_15"}
+        assert gen["groups"] == {}  # data_files have no catalogue entry: no groups, whatever the category names
         rows = [json.loads(line) for line in (d / "predictions_gen.jsonl").read_text().splitlines()]
         assert len(rows) == 24 and set(rows[0]) == {"input", "gold", "prediction", "category", "sem", "exact"}
         assert gen["exact_match"] == pytest.approx(sum(r["exact"] for r in rows) / 24)
@@ -472,13 +486,14 @@ def test_evaluate_only_with_a_missing_model_is_one_line(tmp_path, capsys):
     assert err.startswith("train.py: error: model_name_or_path=") and "\n" not in err
 
 
-def test_learning_curves_and_source_gap_are_logged(tmp_path):
+def test_learning_curves_and_source_gap_are_logged(tmp_path, monkeypatch):
     """eval_strategy=steps: every evaluation logs validation loss, source gap and SEM/EM on fixed samples of
-    validation and gen (with per-group scores on COGS categories), into results.json, curves.jsonl, curves.png."""
+    validation and gen (with the scores of the config's category groups), into results.json, curves.jsonl,
+    curves.png."""
     from hf_recogs.training import main
 
-    cfg = write_config(tmp_path, num_train_epochs=6, eval_strategy="steps", eval_steps=40, curve_samples=9,
-                       learning_rate=1.0e-2)
+    cfg = write_cogs_like_config(tmp_path, monkeypatch, num_train_epochs=6, eval_strategy="steps", eval_steps=40,
+                                 curve_samples=9, learning_rate=1.0e-2)
     assert main([str(cfg)]) == 0
     d = tmp_path / "out" / "seed_7"
     res = json.loads((d / "results.json").read_text())
@@ -494,6 +509,13 @@ def test_learning_curves_and_source_gap_are_logged(tmp_path):
     assert (d / "curves.png").stat().st_size > 10_000
     # the early source checks (step 0 and 50, 100) are in results.json
     assert [h["step"] for h in res["train"]["source_gap_history"]][:3] == [0, 50, 100]
+    # the final scores have the cogs config's groups, and record each category's
+    gen = res["splits"]["gen"]
+    assert list(gen["groups"]) == ["lexical", "structural", "lexical_15"]
+    assert gen["category_groups"] == {"cp_recursion": ["structural"], "pp_recursion": ["structural"],
+                                      "subj_to_obj_common": ["lexical", "lexical_15"]}
+    assert res["splits"]["test"]["groups"] == {} and res["splits"]["test"]["category_groups"] == {
+        "in_distribution": []}
 
 
 def test_source_monitor_warns_only_when_outputs_are_learnt_without_the_source(monkeypatch, caplog):
@@ -873,9 +895,82 @@ def test_model_card_of_a_partial_run_says_so(tmp_path):
 def test_sygns_categories_are_grouped_by_quantifier_type():
     recs = [{"category": c, "exact": e, "sem": None} for c, e in
             [("NUM:ADJ", True), ("NUM:ADJ+NEG", False), ("UNI:ADJ", False), ("EXI:ADJ", True), ("EXI:CON", True)]]
-    groups = reporting.summarize(recs, "exact")["groups"]
+    sygns_groups = get_config("sygns_systematicity_one").category_groups
+    groups = reporting.summarize(recs, "exact", sygns_groups)["groups"]
     assert {g: v["exact_match"] for g, v in groups.items()} == {"NUM": 0.5, "UNI": 0.0, "EXI": 1.0}
-    assert reporting.summarize([{"category": "in_distribution", "exact": True, "sem": None}], "exact")["groups"] == {}
+    assert list(groups) == ["EXI", "NUM", "UNI"]
+    assert reporting.summarize([{"category": "in_distribution", "exact": True, "sem": None}], "exact",
+                               sygns_groups)["groups"] == {}
+    # proper-name rows (PN) are in no group and leave the others' groups as they are
+    with_pn = reporting.summarize([*recs, {"category": "PN:ADJ", "exact": False, "sem": None}], "exact", sygns_groups)
+    assert with_pn["groups"] == groups and with_pn["category_groups"]["PN:ADJ"] == []
+
+
+def test_category_groups_are_declared_by_the_benchmarks():
+    """COGS lexical / structural and SyGNS quantifier types are facts of the configs; SCAN and SLOG (whose
+    categories are not COGS's) have none."""
+    from hf_recogs.benchmarks import cogs, scan, slog, sygns
+
+    assert cogs.CONFIGS and all(c.category_groups is cogs.CATEGORY_GROUPS for c in cogs.CONFIGS.values())
+    assert sygns.CONFIGS and all(c.category_groups is sygns.CATEGORY_GROUPS for c in sygns.CONFIGS.values())
+    assert scan.CONFIGS and all(c.category_groups is None for c in scan.CONFIGS.values())
+    assert slog.CONFIGS and all(c.category_groups is None for c in slog.CONFIGS.values())
+    groups = cogs.CATEGORY_GROUPS
+    assert groups.names == ("lexical", "structural", "lexical_15")
+    of = [groups.of(c) for c in cogs.GEN_CATEGORIES]
+    assert (of.count(("structural",)), of.count(("lexical",)), of.count(("lexical", "lexical_15"))) == (3, 3, 15)
+    assert groups.of("in_distribution") == () and groups.of("PP_3") == ()
+    assert sygns.CATEGORY_GROUPS.names == ("EXI", "NUM", "UNI")
+    assert [sygns.CATEGORY_GROUPS.of(c) for c in ("NUM:ADJ+NEG", "PN:ADJ", "depth2")] == [("NUM",), (), ()]
+
+
+def test_summarize_infers_no_groups_from_category_names():
+    from hf_recogs.benchmarks import cogs
+
+    records = [_rec(c, True) for c in cogs.GEN_CATEGORIES]
+    s = reporting.summarize(records, "exact")
+    assert s["groups"] == {} and s["category_groups"] == {c: [] for c in cogs.GEN_CATEGORIES}
+    assert reporting.summarize([_rec("EXI:NONE", True), _rec("UNI:ADJ", False)], "exact")["groups"] == {}
+    assert reporting.highlighted(s) == set()
+    grouped = reporting.summarize(records, "exact", cogs.CATEGORY_GROUPS)
+    assert reporting.highlighted(grouped) == set(cogs.STRUCTURAL)
+
+
+def test_plots_and_aggregates_read_the_groups_from_the_summaries(tmp_path, monkeypatch):
+    """Bars are red for the categories the summary puts in the structural group; results written before
+    summaries recorded their categories' groups plot without colours."""
+    import matplotlib.axes
+
+    from hf_recogs.benchmarks import cogs
+
+    colours = []
+    bar = matplotlib.axes.Axes.bar
+
+    def recording_bar(self, x, height, *args, color=None, **kwargs):
+        colours.append(list(color) if isinstance(color, list) else color)
+        return bar(self, x, height, *args, color=color, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "bar", recording_bar)
+    legends = []
+    legend = matplotlib.axes.Axes.legend
+
+    def recording_legend(self, *args, handles=(), **kwargs):
+        legends.append([h.get_label() for h in handles])
+        return legend(self, *args, handles=handles, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend", recording_legend)
+    gen = reporting.summarize([_rec("cp_recursion", True), _rec("subj_to_obj_common", False)], "exact",
+                              cogs.CATEGORY_GROUPS)
+    results = {"dataset": "cogs", "arch": "transformer", "seed": 1, "metric": "exact", "splits": {"gen": gen}}
+    reporting.plot_per_category(results, tmp_path / "p.png")
+    assert colours.pop() == ["tab:red", "tab:blue"] and legends.pop() == ["lexical", "structural"]
+    agg = reporting.aggregate([results, dict(results, seed=2)])
+    assert agg["splits"]["gen"]["category_groups"] == gen["category_groups"]
+    reporting.plot_aggregate(agg, tmp_path / "a.png")
+    assert colours.pop() == ["black"] + ["tab:gray"] * 3 + ["tab:red", "tab:blue"]  # overall, 3 groups
+    old = {**results, "splits": {"gen": {k: v for k, v in gen.items() if k != "category_groups"}}}
+    reporting.plot_per_category(old, tmp_path / "old.png")
+    assert colours.pop() == ["tab:blue", "tab:blue"] and not legends
 
 
 def test_each_config_declares_how_it_is_scored():

@@ -8,6 +8,7 @@ metric card.
 import datasets
 import evaluate
 
+from hf_recogs.benchmarks.sygns import CATEGORY_GROUPS
 from hf_recogs.citations import CITATIONS
 from hf_recogs.reporting import score_rows, summarize
 from hf_recogs.sygns_eval import FORMS, LEVELS, detect_form
@@ -99,7 +100,8 @@ class SygnsMatch(evaluate.Metric):
         if form == "auto":
             form = detect_form(references[0]) if references else "fol"
         try:
-            summary = summarize(score_rows(predictions, references, categories, "sygns", form), "sygns")
+            summary = summarize(score_rows(predictions, references, categories, "sygns", form), "sygns",
+                                CATEGORY_GROUPS)
         except ValueError as err:
             raise ValueError(f"sygns_match: {err}") from None
         keys = ("exact_match", "n", *LEVELS[form])
