@@ -691,9 +691,9 @@ class TrainingClock(_callback_base()):
 
         if self.started is None:
             return list(self.earlier)
-        now = {"from_step": self.first_step, "to_step": state.global_step,
-               "wall_s": round((self.ended or time.perf_counter()) - self.started, 1), "threads": torch.get_num_threads(),
-               "processes": world_size}
+        wall = (self.ended or time.perf_counter()) - self.started
+        now = {"from_step": self.first_step, "to_step": state.global_step, "wall_s": round(wall, 1),
+               "threads": torch.get_num_threads(), "processes": world_size}
         return [*self.earlier, now] if now["to_step"] > now["from_step"] else list(self.earlier)
 
     def on_train_begin(self, args, state, control, **kwargs):
@@ -716,7 +716,8 @@ def training_time(parts: list[dict]) -> dict:
     known = all(p["wall_s"] is not None for p in parts)
     return {
         "wall_s": round(sum(p["wall_s"] for p in parts), 1) if known else None,
-        "cpu_thread_s": round(sum(p["wall_s"] * p["threads"] * p["processes"] for p in parts), 1) if known else None,
+        "cpu_thread_s": (round(sum(p["wall_s"] * p["threads"] * p["processes"] for p in parts), 1)
+                         if known else None),
         "parts": parts,
     }
 
