@@ -102,8 +102,8 @@ def read_rows(file: UpstreamFile) -> tuple[Row, ...]:
     """
     try:
         return tuple(derive.parse_tsv(fetch_bytes(file)))
-    except derive.LogicalFormError as err:
-        raise derive.LogicalFormError(f"hf_recogs: {file}: {err}") from None
+    except derive.DerivationError as err:
+        raise derive.DerivationError(f"hf_recogs: {file}: {err}") from None
 
 
 def cogs_rows(split: str, gen_release: str = "current") -> tuple[Row, ...]:

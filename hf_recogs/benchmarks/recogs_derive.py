@@ -20,14 +20,16 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..logical_forms import Atom, Variable, parse
+
 Row = tuple[str, str, str]
 
 __all__ = [
     "RECOGS_INDEX_POOL",
     "REMOVAL_SETS",
     "Conjunct",
-    "LogicalFormError",
-    "canonicalise",
+    "DerivationError",
+        "canonicalise",
     "cogs_concat_train",
     "cogs_preposing_sprinkles_train",
     "cogs_preposing_train",
@@ -54,8 +56,12 @@ __all__ = [
 ]
 
 
-class LogicalFormError(ValueError):
-    """An LF (or a row) that does not have the documented COGS/ReCOGS shape."""
+class DerivationError(ValueError):
+    """A row that a derivation cannot take: a malformed TSV, or an LF without the documented COGS shape.
+
+    Whether an LF is well formed at all is decided by the one LF grammar, :func:`hf_recogs.logical_forms.parse`;
+    this module adds only the COGS-specific shape of its conjuncts on top.
+    """
 
 
 # --------------------------------------------------------------------------------------------------
@@ -66,12 +72,12 @@ def parse_tsv(data: bytes | str) -> list[Row]:
     """Rows of an upstream TSV: split on TAB, every row ended by ``\\n``, exactly three fields."""
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     if text and not text.endswith("\n"):
-        raise LogicalFormError("TSV text must end with a newline after its last row")
+        raise DerivationError("TSV text must end with a newline after its last row")
     rows = []
     for number, line in enumerate(text.split("\n")[:-1], start=1):
         fields = line.split("\t")
         if len(fields) != 3:
-            raise LogicalFormError(f"TSV line {number} has {len(fields)} fields, expected 3: {line[:80]!r}")
+            raise DerivationError(f"TSV line {number} has {len(fields)} fields, expected 3: {line[:80]!r}")
         rows.append((fields[0], fields[1], fields[2]))
     return rows
 
@@ -82,7 +88,7 @@ def write_tsv(rows: Iterable[Sequence[str]]) -> bytes:
     for row in rows:
         for field in row:
             if "\t" in field or "\n" in field:
-                raise LogicalFormError(
+                raise DerivationError(
                     f"field {field[:60]!r} contains a TAB or newline; it cannot be written"
                 )
         out.append("\t".join(row) + "\n")
@@ -134,52 +140,43 @@ def _var_index(arg: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _parse_conjunct(text: str, lf: str) -> Conjunct:
-    def bad(why: str) -> LogicalFormError:
-        return LogicalFormError(f"malformed COGS conjunct {text!r} ({why}) in LF {lf!r}")
+def _conjunct(atom: Atom, lf: str) -> Conjunct:
+    """The COGS reading of one parsed atom; the shapes COGS never writes are errors."""
+    definite = atom.label.startswith("*")
+    labels = tuple(atom.label.lstrip("*").split("."))
+    args = tuple(f"x _ {a.name[2:]}" if isinstance(a, Variable) else a.name for a in atom.args)
 
-    if not text.endswith(" )") or " ( " not in text:
-        raise bad("expected 'label ( args )'")
-    head, _, inner = text[:-2].partition(" ( ")
-    definite = head.startswith("* ")
-    if definite:
-        head = head[2:]
-    labels = tuple(head.split(" . "))
-    args = tuple(inner.split(" , "))
-    if any(not label or " " in label for label in labels):
-        raise bad("labels must be single tokens joined by ' . '")
-    for arg in args:
-        if _var_index(arg) is None and (not arg or " " in arg or not arg[0].isupper()):
-            raise bad(f"argument {arg!r} is neither 'x _ N' nor a proper name")
+    def bad(why: str) -> DerivationError:
+        return DerivationError(f"malformed COGS conjunct {Conjunct(labels, args, definite).text()!r} ({why}) "
+                               f"in LF {lf!r}")
+
+    is_var = [isinstance(a, Variable) for a in atom.args]
     if len(args) == 1:
-        if len(labels) != 1 or _var_index(args[0]) is None:
+        if len(labels) != 1 or not is_var[0]:
             raise bad("an entity term is 'noun ( x _ N )'")
-    elif len(args) == 2:
-        if definite:
-            raise bad("only entity terms can be definite")
-        if len(labels) == 2:
-            pass
-        elif len(labels) == 3 and labels[1] == "nmod":
-            if _var_index(args[0]) is None or _var_index(args[1]) is None:
-                raise bad("nmod arguments must be variables")
-        else:
-            raise bad("a two-place term is 'pred . role' or 'noun . nmod . prep'")
-        if _var_index(args[0]) is None:
-            raise bad("the first argument of a two-place term must be a variable")
-    else:
-        raise bad(f"{len(args)} arguments")
+        return Conjunct(labels, args, definite)
+    if definite:
+        raise bad("only entity terms can be definite")
+    if not (len(labels) == 2 or (len(labels) == 3 and labels[1] == "nmod")):
+        raise bad("a two-place term is 'pred . role' or 'noun . nmod . prep'")
+    if not is_var[0]:
+        raise bad("the first argument of a two-place term must be a variable")
+    if len(labels) == 3 and not is_var[1]:
+        raise bad("nmod arguments must be variables")
+    if args[1] == "?":
+        raise bad("'?' is SLOG's, not a COGS argument")
     return Conjunct(labels, args, definite)
 
 
-def _split_conjuncts(lf: str) -> list[str]:
-    return re.split(r" AND | ; ", lf)
-
-
 def parse_conjuncts(lf: str) -> list[Conjunct]:
-    """The conjuncts of a non-primitive COGS LF in LF order (split on `` AND `` and `` ; ``)."""
-    if "LAMBDA" in lf.split(" ") or len(lf.split(" ")) == 1:
-        raise LogicalFormError(f"primitive LF {lf!r} has no conjuncts to parse")
-    return [_parse_conjunct(piece, lf) for piece in _split_conjuncts(lf)]
+    """The conjuncts of a non-primitive COGS LF in LF order, read by the LF grammar of
+    :mod:`hf_recogs.logical_forms` (``fmt="cogs"``)."""
+    if _is_primitive(lf):
+        raise DerivationError(f"primitive LF {lf!r} has no conjuncts to parse")
+    form = parse(lf, fmt="cogs")
+    if not form:
+        raise DerivationError(f"malformed COGS LF {lf!r}: {form}")
+    return [_conjunct(atom, lf) for atom in form.atoms]
 
 
 def _is_primitive(lf: str) -> bool:
@@ -222,7 +219,7 @@ def _body_key(conjunct: Conjunct, words: Sequence[str]) -> tuple[int, int]:
         try:
             second = list(words).index(conjunct.args[1])
         except ValueError:
-            raise LogicalFormError(
+            raise DerivationError(
                 f"proper name {conjunct.args[1]!r} of {conjunct.text()!r} is not a word of {' '.join(words)!r}"
             ) from None
     return (first, second)
@@ -373,7 +370,7 @@ def select_triples(order: Sequence[int], k: int) -> list[tuple[int, int, int]]:
 def _words_without_stop(sentence: str) -> list[str]:
     words = sentence.split(" ")
     if len(words) < 2 or words[-1] != ".":
-        raise LogicalFormError(
+        raise DerivationError(
             f"sentence {sentence!r} does not end with the word '.'; it cannot be concatenated"
         )
     return words[:-1]
@@ -441,11 +438,11 @@ def _prepose_row(sentence: str, lf: str) -> tuple[str, str, int]:
     try:
         q = words.index(prep)
     except ValueError:
-        raise LogicalFormError(f"preposition {prep!r} of LF {lf!r} is not a word of {sentence!r}") from None
+        raise DerivationError(f"preposition {prep!r} of LF {lf!r} is not a word of {sentence!r}") from None
     # det noun prep det noun (m = 1), one more "prep det noun" per further nmod (train has m <= 2)
     start, end = q - 2, q + 3 * m
     if start < 0 or end > len(words) - 1:
-        raise LogicalFormError(f"cannot prepose words [{start}, {end}) of {sentence!r}")
+        raise DerivationError(f"cannot prepose words [{start}, {end}) of {sentence!r}")
     span, before, after = words[start:end], words[:start], words[end:]
     span = [span[0].capitalize()] + span[1:]
     if before and before[0] in ("The", "A"):
@@ -533,7 +530,7 @@ def _translate_primitive(sentence: str, lf: str) -> str:
     i = 0
     while tokens[i : i + 1] == ["LAMBDA"]:
         if tokens[i + 2] != ".":
-            raise LogicalFormError(f"malformed LAMBDA binder in {lf!r}")
+            raise DerivationError(f"malformed LAMBDA binder in {lf!r}")
         i += 3
     binder, rest = tokens[:i], " ".join(tokens[i:])
     roles = []
@@ -541,11 +538,11 @@ def _translate_primitive(sentence: str, lf: str) -> str:
     for piece in rest.split(" AND "):
         words = piece.split(" ")
         if len(words) < 3 or words[1] != ".":
-            raise LogicalFormError(f"malformed primitive conjunct {piece!r} in {lf!r}")
+            raise DerivationError(f"malformed primitive conjunct {piece!r} in {lf!r}")
         if lemma is None:
             lemma = words[0]
         elif words[0] != lemma:
-            raise LogicalFormError(f"primitive {lf!r} mixes predicates {lemma!r} and {words[0]!r}")
+            raise DerivationError(f"primitive {lf!r} mixes predicates {lemma!r} and {words[0]!r}")
         roles.append(" ".join(words[2:]))
     return " ".join(binder) + f" {lemma} ( e ) AND " + " AND ".join(roles)
 
@@ -565,7 +562,7 @@ def recogs_translate(sentence: str, lf: str, nmod_first: bool = False) -> str:
 
     def add_prefix(index: int, term: str) -> None:
         if prefix.get(index, term) != term:
-            raise LogicalFormError(
+            raise DerivationError(
                 f"two entity terms for index {index} in LF {lf!r}: {prefix[index]!r}, {term!r}"
             )
         prefix[index] = term
@@ -581,7 +578,7 @@ def recogs_translate(sentence: str, lf: str, nmod_first: bool = False) -> str:
             if _var_index(arg) is None:
                 count = words.count(arg)
                 if count != 1:
-                    raise LogicalFormError(
+                    raise DerivationError(
                         f"proper name {arg!r} occurs {count} times in {sentence!r}; ReCOGS needs exactly one"
                     )
                 p = words.index(arg)
@@ -657,7 +654,7 @@ def _numbers(lf: str) -> list[int]:
 
 def _draw_names(keys: list, rng: random.Random, pool: Sequence[int], lf: str) -> dict:
     if len(keys) > len(pool):
-        raise LogicalFormError(
+        raise DerivationError(
             f"LF needs {len(keys)} distinct indices, the pool has only {len(pool)}: {lf[:120]!r}"
         )
     keys = list(keys)
@@ -767,7 +764,7 @@ def variable_free(lf: str) -> str:
             seconds.add(c.args[1])
     roots = [v for v in variables if v not in seconds]
     if len(roots) != 1:
-        raise LogicalFormError(
+        raise DerivationError(
             f"LF {lf!r} has {len(roots)} root variables ({roots}); variable-free needs one"
         )
 
@@ -775,9 +772,9 @@ def variable_free(lf: str) -> str:
         if _var_index(node) is None:
             return node
         if node in path:
-            raise LogicalFormError(f"LF {lf!r} has a cycle through {node!r}")
+            raise DerivationError(f"LF {lf!r} has a cycle through {node!r}")
         if node not in labels:
-            raise LogicalFormError(f"variable {node!r} of LF {lf!r} has no predicate of its own")
+            raise DerivationError(f"variable {node!r} of LF {lf!r} has no predicate of its own")
         kids = children.get(node)
         if not kids:
             return labels[node]
