@@ -52,14 +52,6 @@ MANIFEST = "hf_recogs_export.json"
 SHARD = "{split}-00000-of-00001.parquet"
 DEFAULT_CONFIG = {MAIN_REPO: "recogs_pos", SHAREALIKE_REPO: "sygns_systematicity_one"}  # else the first config
 
-COPYRIGHT = {  # upstream repository → its licence notice (docs/DATASETS.md §1.1)
-    "najoungkim/COGS": "COGS: MIT, © 2020 najoungkim",
-    "frankaging/ReCOGS": "ReCOGS: MIT, © 2023 Zhengxuan Wu (data derived from COGS; keep both notices)",
-    "brendenlake/SCAN": "SCAN: BSD 3-clause, © 2016-present Facebook (no endorsement clause)",
-    "bingzhilee/SLOG": "SLOG: MIT, © 2023 Bingzhi Li",
-    "verypluming/SyGNS": "SyGNS: CC BY-SA 4.0, © Hitomi Yanaka et al.; derived data stays CC BY-SA 4.0",
-}
-
 HF_LICENSE_IDS = {
     "mit": "mit",
     "bsd-3-clause": "bsd-3-clause",
@@ -75,11 +67,6 @@ def hf_license_id(license: str) -> str:
     """Our licence string ("MIT", "BSD-3-Clause", "CC BY-SA 4.0") as a Hub licence id, or "other"."""
     key = license.strip().lower().replace(" ", "-").replace("_", "-")
     return HF_LICENSE_IDS.get(key, "other")
-
-
-def is_sharealike(cfg) -> bool:
-    key = cfg.license.lower().replace(" ", "-")
-    return "-sa" in key or "sharealike" in key.replace("-", "")
 
 
 class ExportError(RuntimeError):
@@ -240,7 +227,7 @@ def build(out_dir: Path, config_names: list[str] | None = None, variants: list[s
 
     groups: dict[str, list[tuple[Any, dict]]] = {}
     for cfg, params in jobs:
-        repo = SHAREALIKE_REPO if separate_sharealike and is_sharealike(cfg) else MAIN_REPO
+        repo = SHAREALIKE_REPO if separate_sharealike and cfg.share_alike else MAIN_REPO
         groups.setdefault(repo, []).append((cfg, params))
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -444,8 +431,10 @@ def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
         by_license.setdefault(e.license, []).append(e.name)
     for lic, names in sorted(by_license.items()):
         lines.append(f"- **{lic}**: " + ", ".join(f"`{n}`" for n in names))
+    from hf_recogs.sources import LICENCE_NOTICES
+
     used_repos = {p.split("@")[0] for e in with_data for p in (*e.pins, *e.rule_pins)}
-    notices = [text for repo_name, text in COPYRIGHT.items() if repo_name in used_repos]
+    notices = [text for repo_name, text in LICENCE_NOTICES.items() if repo_name in used_repos]
     lines += ["", "Each config keeps the licence of the upstream data it is built from, and its copyright notice:", ""]
     lines += [f"- {text}" for text in notices]
     lines += ["", "The repository-level `license:` field lists every licence present; the table above is authoritative",

@@ -58,10 +58,25 @@ class Param:
 class CategoryGroups:
     """How a benchmark's categories are reported together (COGS lexical / structural, SyGNS quantifier types):
     ``names`` are the groups in display order, ``of(category)`` the groups a category belongs to (empty when
-    it belongs to none)."""
+    it belongs to none). ``explanation`` defines the groups in one markdown sentence (model cards, aggregates);
+    ``highlighted`` is the group whose bars plots draw red (where models fail: COGS's structural cases);
+    ``brief`` the groups of one-line summaries and curve plots (default: all of ``names``)."""
 
     names: tuple[str, ...]
     of: Callable[[str], tuple[str, ...]]
+    explanation: str = ""
+    highlighted: str | None = None
+    brief: tuple[str, ...] | None = None
+
+    def __post_init__(self):
+        unknown = {self.highlighted, *(self.brief or ())} - {None, *self.names}
+        if unknown:
+            raise ValueError(f"CategoryGroups: {sorted(unknown)} are not among the groups {self.names}")
+
+    def display(self) -> dict:
+        """What reports need besides each category's groups; ``reporting.summarize`` stores it in a summary."""
+        return {"explanation": self.explanation, "highlighted": self.highlighted,
+                "brief": list(self.brief if self.brief is not None else self.names)}
 
 
 @dataclass(frozen=True)
@@ -95,6 +110,12 @@ class DatasetConfig:
     split_hint: str = ""  # how to get a split that the default parameters leave out
     metric: str = "exact"
     category_groups: CategoryGroups | None = None
+
+    @property
+    def share_alike(self) -> bool:
+        """Whether the licence requires derived data to keep it (CC BY-SA): such configs are published apart."""
+        key = self.license.lower().replace(" ", "-")
+        return "-sa" in key or "sharealike" in key.replace("-", "")
 
     def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
         known = {p.name: p for p in self.params}

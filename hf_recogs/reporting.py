@@ -19,8 +19,6 @@ from typing import Any
 
 from .registry import CategoryGroups
 
-# Bars of categories in this group are drawn red (COGS's structural generalisation, where models fail).
-HIGHLIGHTED_GROUP = "structural"
 # The SyGNS paper's levels shown next to exact match in tables, plots and aggregates (results.json has all
 # of hf_recogs.sygns_eval.aggregate); the first of each form is the headline of plots and model-index.
 SYGNS_SHOWN = {
@@ -112,13 +110,25 @@ def summarize(records: Sequence[dict[str, Any]], metric: str,
     names = category_groups.names if category_groups else ()
     summary["groups"] = {g: _score(by_group[g]) for g in names if by_group.get(g)}
     summary["category_groups"] = groups_of
+    if category_groups:
+        summary["group_display"] = category_groups.display()
     return summary
 
 
+def group_display(summary: dict[str, Any] | None) -> dict[str, Any]:
+    """The config's ``CategoryGroups.display()`` as recorded in a summary: the groups' explanation, the
+    highlighted group and the brief groups. Summaries written before it was recorded show every group,
+    highlight none and explain none."""
+    recorded = (summary or {}).get("group_display") or {}
+    return {"explanation": recorded.get("explanation", ""), "highlighted": recorded.get("highlighted"),
+            "brief": recorded.get("brief", list((summary or {}).get("groups", {})))}
+
+
 def highlighted(summary: dict[str, Any]) -> set[str]:
-    """The categories of a split summary (or aggregate) in ``HIGHLIGHTED_GROUP`` (none for results written
-    before summaries recorded their categories' groups)."""
-    return {c for c, groups in summary.get("category_groups", {}).items() if HIGHLIGHTED_GROUP in groups}
+    """The categories of a split summary (or aggregate) in its highlighted group (drawn red; none when the
+    config declares none, or for summaries that did not record it)."""
+    group = group_display(summary)["highlighted"]
+    return {c for c, groups in summary.get("category_groups", {}).items() if group and group in groups}
 
 
 def write_predictions(path: Path, records: Iterable[dict[str, Any]]) -> None:
@@ -140,8 +150,9 @@ def one_line(results: dict[str, Any]) -> str:
     for split, s in results["splits"].items():
         key = s["primary"]
         parts.append(f"{split} {key.replace('_match', '')} {_pct(s[key])}% (n={s['n']})")
+        brief = group_display(s)["brief"]
         for g, gs in s.get("groups", {}).items():
-            if g != "lexical_15":
+            if g in brief:
                 parts.append(f"{split}/{g} {_pct(gs[key])}%")
     return "; ".join(parts) or "no evaluation splits"
 
@@ -207,7 +218,7 @@ def plot_per_category(results: dict[str, Any], path: Path) -> None:
             # blue bars are named by the group they all share (COGS: lexical), if any
             shared = [g for g in s["groups"] if all(g in s["category_groups"][c] for c in cats if c not in red)]
             ax.legend(handles=[Patch(color="tab:blue", label=shared[0] if shared else "other"),
-                               Patch(color="tab:red", label=HIGHLIGHTED_GROUP)],
+                               Patch(color="tab:red", label=group_display(s)["highlighted"])],
                       fontsize=7, loc="upper right")
         if not any(values):
             ax.text(0.5, 0.5, "every score is 0 %", transform=ax.transAxes, ha="center", va="center",
@@ -239,8 +250,7 @@ def plot_curves(results: dict[str, Any], path: Path) -> None:
     left.set_xlabel("step")
     left.set_ylabel("nats per target token")
     left.legend(fontsize=8)
-    keys = sorted({k for h in curves for k in h if k.endswith(("_sem_match", "_exact_match"))
-                   and "_lexical_15_" not in k})
+    keys = sorted({k for h in curves for k in h if k.endswith(("_sem_match", "_exact_match"))})
     for key in keys:
         points = [(h["step"], 100 * h[key]) for h in curves if h.get(key) is not None]
         label = key.removeprefix("eval_").removesuffix("_sem_match").removesuffix("_exact_match")
@@ -325,6 +335,8 @@ def aggregate(results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "per_category": {c: _stats([pct(p and p["per_category"].get(c)) for p in present]) for c in cats},
             # each category's groups, for the plot (results written before summaries recorded them have none)
             "category_groups": {c: groups for p in present if p for c, groups in p.get("category_groups", {}).items()},
+            "group_display": group_display(next((p for p in present if p and p.get("group_display")), None)
+                                           or next((p for p in present if p), None)),
         }
         if key == "sem_match":  # exact match alongside, for comparison with EM-based tables
             out["splits"][split]["overall_exact_match"] = _stats([pct(p, "exact_match") for p in present])
@@ -348,9 +360,9 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         f"# {agg['dataset']} · {agg['arch']} · {len(agg['seeds'])} seeds ({', '.join(map(str, agg['seeds']))})",
         "",
         f"Metric: {agg['metric']} (percent). Mean over seeds with a {agg['ci']} confidence interval.",
-        "Groups: structural = obj_pp_to_subj_pp, cp_recursion, pp_recursion; lexical = the other 18 gen "
-        "categories; lexical_15 = lexical without the three proper-noun categories (ReCOGS code's `lex_acc`).",
     ]
+    explanations = dict.fromkeys(group_display(s)["explanation"] for s in agg["splits"].values())
+    lines += [f"Groups: {text}" for text in explanations if text]
     for split, s in agg["splits"].items():
         lines += ["", f"## {split} ({s['primary']})", "", "| | mean | 95 % CI | per seed |", "|---|---|---|---|"]
         lines.append("| **overall** | " + " | ".join(_fmt(s["overall"])) + " |")
@@ -436,14 +448,22 @@ def _results_table(results: dict[str, Any]) -> str:
     levels = next((sygns_levels(s) for s in results["splits"].values() if sygns_levels(s)), ())
     if levels:
         return _sygns_results_table(results, levels)
-    lines = ["| split | category | n | SEM (%) | exact match (%) |", "|---|---|---|---|---|"]
+    # SEM columns only for runs scored by SEM: a SCAN card has exact match alone
+    keys = ["sem_match", "exact_match"] if any(s.get("sem_match") is not None for s in results["splits"].values()) \
+        else ["exact_match"]
+    names = {"sem_match": "SEM (%)", "exact_match": "exact match (%)"}
+    lines = ["| split | category | n | " + " | ".join(names[k] for k in keys) + " |", "|---|---|---|" + "---|" * len(keys)]
+
+    def row(split, name, scores):
+        return f"| {split} | {name} | {scores['n']} | " + " | ".join(_pct(scores.get(k)) for k in keys) + " |"
+
     for split, s in results["splits"].items():
-        lines.append(f"| {split} | **all** | {s['n']} | {_pct(s['sem_match'])} | {_pct(s['exact_match'])} |")
+        lines.append(row(split, "**all**", s))
         for g, gs in s.get("groups", {}).items():
-            lines.append(f"| {split} | *{g}* | {gs['n']} | {_pct(gs['sem_match'])} | {_pct(gs['exact_match'])} |")
+            lines.append(row(split, f"*{g}*", gs))
         if len(s["per_category"]) > 1:
             for c, cs in s["per_category"].items():
-                lines.append(f"| {split} | {c} | {cs['n']} | {_pct(cs['sem_match'])} | {_pct(cs['exact_match'])} |")
+                lines.append(row(split, c, cs))
     return "\n".join(lines)
 
 
@@ -540,6 +560,8 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
         train=results.get("train", {}),
         hyperparameters_table=hp_table,
         results_table=_results_table(results),
+        groups_explanation=" ".join(dict.fromkeys(
+            e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
         summary=(f"A `{results['arch']}` sequence-to-sequence model trained from scratch on the hf_recogs "
                  f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
         reproduce=results.get("command") or "accelerate launch train.py configs/<name>.yaml",

@@ -38,6 +38,15 @@ PINS: dict[str, tuple[str, str]] = {
 }
 
 
+# Each upstream repository's licence notice, which every copy of its data must carry (docs/DATASETS.md §1.1).
+LICENCE_NOTICES: dict[str, str] = {
+    "najoungkim/COGS": "COGS: MIT, © 2020 najoungkim",
+    "frankaging/ReCOGS": "ReCOGS: MIT, © 2023 Zhengxuan Wu (data derived from COGS; keep both notices)",
+    "brendenlake/SCAN": "SCAN: BSD 3-clause, © 2016-present Facebook (no endorsement clause)",
+    "bingzhilee/SLOG": "SLOG: MIT, © 2023 Bingzhi Li",
+    "verypluming/SyGNS": "SyGNS: CC BY-SA 4.0, © Hitomi Yanaka et al.; derived data stays CC BY-SA 4.0",
+}
+
 class SourceError(RuntimeError):
     """An upstream file could not be had or did not verify. The message is one line that names the fix."""
 

@@ -818,8 +818,9 @@ def _trainer_class():
                                                   self.category_groups)
                     key = summary["primary"]
                     metrics[f"{metric_key_prefix}_{split}_{key}"] = summary[key]
-                    for group, scores in summary["groups"].items():
-                        metrics[f"{metric_key_prefix}_{split}_{group}_{key}"] = scores[key]
+                    for group in reporting.group_display(summary)["brief"]:  # the config's brief groups
+                        if group in summary["groups"]:
+                            metrics[f"{metric_key_prefix}_{split}_{group}_{key}"] = summary["groups"][group][key]
                 metrics["epoch"] = self.state.epoch
                 if self.curve_log is not None:
                     with open(self.curve_log, "a", encoding="utf-8") as f:

@@ -973,6 +973,40 @@ def test_plots_and_aggregates_read_the_groups_from_the_summaries(tmp_path, monke
     assert colours.pop() == ["tab:blue", "tab:blue"] and not legends
 
 
+def test_what_reports_say_about_groups_comes_from_the_config(tmp_path):
+    """The groups' explanation, the red group and the groups of one-line summaries are facts of the config's
+    CategoryGroups: a COGS card explains lexical / structural, a SyGNS aggregate its quantifier types, a SCAN
+    card (no groups, no SEM) neither, and no report names COGS's groups for another benchmark."""
+    from hf_recogs.benchmarks import cogs, sygns
+    from hf_recogs.registry import CategoryGroups
+
+    with pytest.raises(ValueError, match="not among the groups"):
+        CategoryGroups(("a", "b"), lambda c: (), highlighted="c")
+    cogs_gen = reporting.summarize([_rec("cp_recursion", True, True), _rec("subj_to_obj_common", False, False)],
+                                   "sem", cogs.CATEGORY_GROUPS)
+    cogs_run = {"dataset": "cogs", "arch": "transformer", "metric": "sem", "seed": 1, "splits": {"gen": cogs_gen}}
+    line = reporting.one_line(cogs_run)
+    assert "gen/structural 100.0%" in line and "gen/lexical 0.0%" in line and "lexical_15" not in line
+    card = str(reporting.render_model_card(cogs_run))
+    assert "`lexical_15` is lexical without the three proper-noun categories" in card
+    assert "| gen | *structural* | 1 | 100.0 | 100.0 |" in card  # SEM and exact match columns
+
+    sygns_test = reporting.summarize([_rec("EXI:NONE", True), _rec("UNI:ADJ", False)], "exact",
+                                     sygns.CATEGORY_GROUPS)
+    sygns_run = {"dataset": "sygns_systematicity_one", "arch": "transformer", "metric": "exact", "seed": 1,
+                 "splits": {"test": sygns_test}}
+    md = reporting.aggregate_markdown(reporting.aggregate([sygns_run, dict(sygns_run, seed=2)]))
+    assert "Groups: `EXI` / `NUM` / `UNI`" in md and "structural" not in md
+    assert reporting.highlighted(sygns_test) == set()
+
+    scan_test = reporting.summarize([_rec("simple", True), _rec("simple", False)], "exact")
+    scan_run = {"dataset": "scan_simple", "arch": "lstm", "metric": "exact", "seed": 1, "splits": {"test": scan_test}}
+    card = str(reporting.render_model_card(scan_run))
+    assert "lexical" not in card and "structural" not in card and "SEM (%)" not in card
+    assert "| test | **all** | 2 | 50.0 |" in card
+    assert "Groups:" not in reporting.aggregate_markdown(reporting.aggregate([scan_run]))
+
+
 def test_each_config_declares_how_it_is_scored():
     """The metric is a fact of the catalogue entry. Variable-free forms have no variables for SEM to rename:
     scored by SEM, a perfect model of cogs_variable_free or slog_varfree would read 0 % (that was the rule

@@ -76,7 +76,15 @@ def groups_of(category: str) -> tuple[str, ...]:
     return ("lexical", "lexical_15")
 
 
-CATEGORY_GROUPS = CategoryGroups(("lexical", "structural", "lexical_15"), groups_of)
+CATEGORY_GROUPS = CategoryGroups(
+    ("lexical", "structural", "lexical_15"), groups_of,
+    explanation="`lexical` / `structural` group the COGS generalisation categories as in the COGS README and the "
+                "ReCOGS paper (structural = `obj_pp_to_subj_pp`, `cp_recursion`, `pp_recursion`; lexical = the "
+                "other 18); `lexical_15` is lexical without the three proper-noun categories (the ReCOGS "
+                "reference code's `lex_acc`).",
+    highlighted="structural",
+    brief=("lexical", "structural"),
+)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -320,7 +320,11 @@ def quantifier_group(category: str) -> tuple[str, ...]:
     return (q,) if q in QUANTIFIER_TYPES else ()
 
 
-CATEGORY_GROUPS = CategoryGroups(QUANTIFIER_TYPES, quantifier_group)
+CATEGORY_GROUPS = CategoryGroups(
+    QUANTIFIER_TYPES, quantifier_group,
+    explanation="`EXI` / `NUM` / `UNI` group the rows by the type of their first quantifier (existential, "
+                "numeral, universal), as the SyGNS paper reports them; proper-name rows are in no group.",
+)
 
 
 def has_modifier(tree: Sentence) -> bool:
