@@ -3,8 +3,9 @@
     python -m hf_recogs.results outputs/recogs_pos_transformer_fast results/recogs_pos_transformer_fast \\
         [--checkpoint median | <seed>]
 
-For every finished seed (``seed_<n>/results.json`` present) it copies ``results.json``, the model card, the
-plots and ``curves.jsonl``, and writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz``
+For every finished seed (``seed_<n>/results.json`` present) it copies ``results.json``, the plots and
+``curves.jsonl``, renders the model card afresh from ``results.json`` (so that a run trained by an older
+version of the package gets the current card), and writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz``
 (gzip without a timestamp, so the same predictions give the same bytes). ``--checkpoint`` also copies one seed's model, generation config and tokenizer, so that
 ``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works: ``median`` picks the seed whose
 primary score on gen (else test, else validation) is the median of the seeds (the lower one of the middle two
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 
 MAX_CHECKPOINT_MB = 20
-RUN_FILES = ("results.json", "README.md", "per_category.png", "curves.png", "curves.jsonl")
+RUN_FILES = ("results.json", "per_category.png", "curves.png", "curves.jsonl")
 CHECKPOINT_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
                     "tokenizer_config.json", "special_tokens_map.json")
 AGGREGATE_FILES = ("aggregate.json", "aggregate.md", "aggregate.png")
@@ -82,6 +83,8 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
         if size_mb > MAX_CHECKPOINT_MB:
             raise PublishError(f"{weights} is {size_mb:.1f} MB, above {MAX_CHECKPOINT_MB} MB; publish it to the Hub "
                                "with python -m hf_recogs.hub instead")
+    from .reporting import write_model_card
+
     written: list[Path] = []
     for seed in seeds:
         src, out = run_dir / f"seed_{seed}", dest / f"seed_{seed}"
@@ -92,6 +95,7 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
         for name in names:
             shutil.copyfile(src / name, out / name)
             written.append(out / name)
+        written.append(write_model_card(out, seeds[seed]))
         for pred in sorted(src.glob("predictions_*.jsonl")):
             target = out / (pred.name + ".gz")
             _gzip_copy(pred, target)

@@ -682,6 +682,11 @@ def test_publish_run_to_results_folder(tmp_path):
         assert (dest / f"seed_{s}" / "model.safetensors").is_file() == (s == chosen)
     assert AutoModelForSeq2SeqLM.from_pretrained(dest / f"seed_{chosen}") is not None
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*") if p.is_file()} == before
+    # the card is rendered from results.json by this version of the package, not copied
+    (run / "seed_7" / "README.md").write_text("a card from an older version")
+    assert publish_main([str(run), str(tmp_path / "recarded")]) == 0
+    card = (tmp_path / "recarded" / "seed_7" / "README.md").read_text()
+    assert "older version" not in card and "seed 7" in card and "model-index" in card
     # same predictions, same bytes (no gzip timestamp)
     again = tmp_path / "again"
     assert publish_main([str(run), str(again)]) == 0
