@@ -21,12 +21,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fake_hub import FakeHub, hub_env
 
 from hf_recogs.registry import DatasetConfig, Param, all_configs
 from hf_recogs.sources import UpstreamFile
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_hub import FakeHub, hub_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 from hf_recogs import export_hub  # noqa: E402

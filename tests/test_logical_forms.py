@@ -6,18 +6,15 @@ from __future__ import annotations
 import itertools
 import random
 import re
-import sys
 from collections import Counter
 
 import pytest
-from conftest import ROOT, needs_mirror
+from conftest import needs_mirror
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.sem_bench import pp_chain  # (the adversarial family of docs/SEM.md §6)
 from hf_recogs import logical_forms as L
-
-sys.path.insert(0, str(ROOT / "bench"))
-from sem_bench import pp_chain  # noqa: E402  (the adversarial family of docs/SEM.md §6)
 from hf_recogs.logical_forms import (
     Constant,
     LogicalFormError,

@@ -397,11 +397,8 @@ def test_drs_match_is_the_exact_optimum_on_random_pairs():
 
 
 def test_drs_match_is_fast_on_the_deepest_productivity_rows():
-    import sys
 
-    sys.path.insert(0, str(ROOT / "bench"))
-    from sygns_eval_bench import corrupt_drs
-
+    from bench.sygns_eval_bench import corrupt_drs
     from hf_recogs.benchmarks import sygns_semantics as sem
 
     words = sorted(set(sem.LEMMA.values()))

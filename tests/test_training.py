@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from hf_recogs import reporting  # noqa: E402
 from hf_recogs.registry import get_config
@@ -333,8 +332,7 @@ def test_grouped_data_order_learns_and_keeps_predictions_aligned(tmp_path):
 
 @pytest.mark.slow
 def test_resume_after_sigkill_matches_uninterrupted(tmp_path):
-    sys.path.insert(0, str(ROOT / "bench"))
-    from resume_check import check_resume
+    from bench.resume_check import check_resume
 
     report = check_resume(tmp_path, timeout=240)
     assert report["killed_after_checkpoint"], report
