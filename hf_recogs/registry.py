@@ -175,6 +175,11 @@ def all_configs() -> dict[str, DatasetConfig]:
     return dict(_CONFIGS)
 
 
+def configs_of(*families: str) -> dict[str, DatasetConfig]:
+    """The registered configs of the given families (``"scan"``; ``"cogs", "recogs"``), in registration order."""
+    return {name: cfg for name, cfg in all_configs().items() if cfg.family in families}
+
+
 def get_config(name: str) -> DatasetConfig:
     configs = all_configs()
     if name not in configs:

@@ -12,7 +12,7 @@ from functools import lru_cache
 import pytest
 
 from hf_recogs.benchmarks import scan
-from hf_recogs.registry import get_config
+from hf_recogs.registry import configs_of, get_config
 from hf_recogs.sources import fetch_bytes, pinned, read_lines
 
 # ----------------------------------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def test_interpretation():
 
 
 def test_config_catalogue():
-    names = {n for n in scan.CONFIGS}
+    names = set(configs_of("scan"))
     assert names == EXPECTED_CONFIGS
     for name in names:
         cfg = get_config(name)

@@ -16,7 +16,7 @@ import pytest
 
 from hf_recogs.benchmarks import sygns
 from hf_recogs.benchmarks import sygns_semantics as sem
-from hf_recogs.registry import get_config
+from hf_recogs.registry import configs_of, get_config
 from hf_recogs.sources import pinned, read_lines, read_tsv
 
 HEADER = ["id", "depth", "sentence", "fol", "folpol", "vf", "vfpol", "tags", "drs"]
@@ -234,7 +234,7 @@ def test_configs_registered_with_metadata():
         params = {p.name: p for p in cfg.params}
         assert params["seed"].default == sygns.DEFAULT_SEED
         assert params["output"].choices == ("fol", "drs", "vf")
-    assert set(sygns.CONFIGS) == set(CONFIG_NAMES)
+    assert set(configs_of("sygns")) == set(CONFIG_NAMES)
 
 
 def test_output_parameter_selects_the_form():

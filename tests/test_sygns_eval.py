@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from hf_recogs import sygns_eval as E
-from hf_recogs.benchmarks import sygns
-from hf_recogs.registry import get_config
+from hf_recogs.registry import configs_of, get_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = 0.01
@@ -32,7 +31,7 @@ def _rows(name: str, split: str, semantics: str = "upstream") -> list[dict]:
 
 
 def _all_rows(semantics: str = "upstream"):
-    for name in sygns.CONFIGS:
+    for name in configs_of("sygns"):
         for split in ("train", "validation", "test"):
             yield from _rows(name, split, semantics)
 
@@ -151,7 +150,7 @@ def test_undecided_is_none_and_counted_apart():
 
 def test_every_gold_formula_entails_itself_through_the_solver():
     """z3 itself (not the equal-forms shortcut) proves each gold FOL and VF formula from itself."""
-    for name in sygns.CONFIGS:
+    for name in configs_of("sygns"):
         for r in _rows(name, "test")[:60]:
             for phi in (E.parse_fol(r["fol"]), E.parse_vf_fol(r["vf"])):
                 assert E._decide(phi, phi, E.DEFAULT_RLIMIT, E.DEFAULT_TIMEOUT_MS) is True, r["input"]

@@ -912,12 +912,17 @@ def test_sygns_categories_are_grouped_by_quantifier_type():
 def test_category_groups_are_declared_by_the_benchmarks():
     """COGS lexical / structural and SyGNS quantifier types are facts of the configs; SCAN and SLOG (whose
     categories are not COGS's) have none."""
-    from hf_recogs.benchmarks import cogs, scan, slog, sygns
+    from hf_recogs.benchmarks import cogs, sygns
 
-    assert cogs.CONFIGS and all(c.category_groups is cogs.CATEGORY_GROUPS for c in cogs.CONFIGS.values())
-    assert sygns.CONFIGS and all(c.category_groups is sygns.CATEGORY_GROUPS for c in sygns.CONFIGS.values())
-    assert scan.CONFIGS and all(c.category_groups is None for c in scan.CONFIGS.values())
-    assert slog.CONFIGS and all(c.category_groups is None for c in slog.CONFIGS.values())
+    from hf_recogs.registry import configs_of
+
+    def declared(*families):
+        configs = configs_of(*families).values()
+        assert configs
+        return {c.category_groups for c in configs}
+
+    assert declared("cogs", "recogs") == {cogs.CATEGORY_GROUPS} and declared("sygns") == {sygns.CATEGORY_GROUPS}
+    assert declared("scan") == {None} and declared("slog") == {None}
     groups = cogs.CATEGORY_GROUPS
     assert groups.names == ("lexical", "structural", "lexical_15")
     of = [groups.of(c) for c in cogs.GEN_CATEGORIES]

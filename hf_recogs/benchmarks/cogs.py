@@ -198,12 +198,8 @@ def _register(
     )
 
 
-CONFIGS: dict[str, DatasetConfig] = {}
-
-
 def _add(*args, **kwargs) -> None:
-    config = _register(*args, **kwargs)
-    CONFIGS[config.name] = config
+    _register(*args, **kwargs)
 
 
 # ---------------------------------------------------------------------------------------------------------

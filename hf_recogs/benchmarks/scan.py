@@ -562,9 +562,8 @@ def _sources(config: str):
     return sources
 
 
-CONFIGS: dict[str, DatasetConfig] = {}
 for _name, _s in SPECS.items():
-    CONFIGS[_name] = register(
+    register(
         DatasetConfig(
             name=_name,
             description=_s.description,

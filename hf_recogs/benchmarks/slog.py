@@ -94,9 +94,8 @@ def _generate(config: str):
     return generate
 
 
-CONFIGS: dict[str, DatasetConfig] = {}
 for _name, _what in (("slog", "COGS-format logical forms"), ("slog_varfree", "variable-free logical forms")):
-    CONFIGS[_name] = register(
+    register(
         DatasetConfig(
             name=_name,
             description=(

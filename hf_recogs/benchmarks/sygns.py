@@ -541,7 +541,6 @@ _DATA_NOTE = (
     "generator; not the paper's data, which was never released and cannot be regenerated."
 )
 
-CONFIGS: dict[str, DatasetConfig] = {}
 
 
 def _register(name: str, setting: str, description: str, primitive: str | None, notes: str) -> None:
@@ -556,7 +555,7 @@ def _register(name: str, setting: str, description: str, primitive: str | None, 
         def generate(split: str, **params) -> Iterator[Row]:
             return rows(setting, split, primitive=primitive, **params)
 
-    CONFIGS[name] = register(
+    register(
         DatasetConfig(
             name=name,
             description=f"{description} {_DATA_NOTE}",
