@@ -30,8 +30,8 @@ set-up's own non-pad labels; the reference has one more per row, its leading ``[
 extrapolated epoch time (= mean step time × steps per epoch — an extrapolation, not a measured epoch). The
 padding efficiency over the whole epoch (real / padded cells, model-free) is computed exactly.
 
-Generation: greedy decoding of ``--gen-sentences`` train sources with our model, with and without the KV
-cache; to make an untrained model decode like a trained one, each batch is forced to emit exactly its longest
+Generation: greedy decoding of ``--gen-sentences`` train sources with our fast model and with the paper-size
+LSTM, each with and without its cache (KV cache / recurrent state); to make an untrained model decode like a trained one, each batch is forced to emit exactly its longest
 gold target length (``min_length = max_length``), sources sorted by length into batches of ``--gen-batch-size``.
 """
 
@@ -342,6 +342,11 @@ def main(argv=None) -> int:
               f"with cache {gen['with_cache']['sentences_per_s']:.1f} sent/s, "
               f"without {gen['without_cache']['sentences_per_s']:.1f} sent/s "
               f"(×{gen['cache_speedup']:.1f})")
+        # the paper-size LSTM carries its recurrent state between steps the same way (hf_recogs.models)
+        gen["lstm"] = bench_generation(model("lstm"), tok, pairs, args.gen_sentences, args.gen_batch_size, args.seed)
+        print(f"greedy generation, paper-size LSTM: with cache {gen['lstm']['with_cache']['sentences_per_s']:.1f} "
+              f"sent/s, without {gen['lstm']['without_cache']['sentences_per_s']:.1f} sent/s "
+              f"(×{gen['lstm']['cache_speedup']:.1f})")
 
     load_after = os.getloadavg()
     print(f"\nload average before {load_before}, after {load_after}; wall {time.perf_counter() - t_start:.0f} s")

@@ -20,6 +20,7 @@ from hf_recogs.models import (
     count_parameters,
     valid_overrides,
 )
+from hf_recogs.models.modeling_lstm_seq2seq import CACHE_FIELD
 from hf_recogs.tokenization import BOS_ID, EOS_ID, PAD_ID, UNK_ID, build_tokenizer
 
 TINY = {
@@ -268,11 +269,19 @@ def test_batched_generation_equals_one_by_one(trained, tok, arch):
         assert (batched[i, len(single) :] == PAD_ID).all()
 
 
-def test_lstm_cache_and_beams(trained, tok):
+def test_lstm_cache_and_beams(trained, tok, monkeypatch):
     model = trained["lstm"][0]
     inputs = tok(SRC[:8], padding=True, return_tensors="pt")
+    fed = []  # decoder tokens per generation step: 1 after the first step when the state is really reused
+    forward = type(model).forward
+    monkeypatch.setattr(type(model), "forward",
+                        lambda self, *a, **k: fed.append(k["decoder_input_ids"].shape[1]) or forward(self, *a, **k))
     cached = model.generate(**inputs, max_length=12)
+    assert len(fed) > 2 and set(fed) == {1}, fed
+    fed.clear()
     assert torch.equal(cached, model.generate(**inputs, max_length=12, use_cache=False))
+    assert fed == list(range(1, len(fed) + 1))  # without the cache the whole prefix is re-read
+    monkeypatch.undo()
     beams = model.generate(**inputs, max_length=12, num_beams=3)  # runs without the cache
     assert beams.shape[0] == 8
     # Teacher-forced logits equal step-by-step logits with the recurrent state.
@@ -289,7 +298,7 @@ def test_lstm_cache_and_beams(trained, tok):
             past_key_values=past,
             use_cache=True,
         )
-        past = o.past_key_values
+        past = getattr(o, CACHE_FIELD)
         steps.append(o.logits)
     torch.testing.assert_close(torch.cat(steps, 1), full)
 

@@ -35,7 +35,7 @@ class LstmSeq2SeqConfig(PreTrainedConfig):
     """
 
     model_type = "lstm_seq2seq"
-    keys_to_ignore_at_inference = ["past_key_values"]
+    keys_to_ignore_at_inference = ["past_key_values", "cache"]
     attribute_map = {"d_model": "hidden_size", "num_hidden_layers": "encoder_layers"}
 
     vocab_size: int = 800

@@ -19,8 +19,9 @@ Architecture (as the reference ``model/encoder_decoder_lstm.py`` of frankaging/R
   SCAN set-up uses 0.5). Evaluation losses are always teacher-forced.
 - weights initialised with PyTorch's defaults, as the reference (embeddings N(0, 1), LSTM and Linear uniform).
 
-Cache: ``past_key_values`` is the decoder LSTM state ``(h, c)``, each ``(batch, layers, hidden)`` (batch first so
-that generation can expand it). Greedy decoding with and without the cache gives the same tokens. A recurrent
+Cache: the decoder LSTM state ``(h, c)``, each ``(batch, layers, hidden)`` (batch first so that generation can
+expand it), passed as ``cache`` (transformers ≥ 5.24 renamed ``past_key_values`` to ``cache``; both names are
+accepted, and outputs use the installed version's name, so that ``generate`` feeds the state back). Greedy decoding with and without the cache gives the same tokens. A recurrent
 state cannot be reordered by transformers' beam search, so ``generate(num_beams>1)`` runs without the cache.
 """
 
@@ -37,6 +38,10 @@ from transformers.modeling_outputs import Seq2SeqLMOutput
 from transformers.utils import ModelOutput
 
 from .configuration_lstm_seq2seq import LstmSeq2SeqConfig
+
+# The name under which this transformers version passes the decoder state between generation steps; under the
+# other name generate() would drop the state and re-read the whole prefix at every step (right, but quadratic).
+CACHE_FIELD = "cache" if "cache" in Seq2SeqLMOutput.__dataclass_fields__ else "past_key_values"
 
 
 @dataclass
@@ -208,6 +213,7 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
         encoder_outputs: LstmSeq2SeqEncoderOutput | tuple | None = None,
         past_key_values: tuple[torch.Tensor, torch.Tensor] | None = None,
         labels: torch.LongTensor | None = None,
+        cache: tuple[torch.Tensor, torch.Tensor] | None = None,
         use_cache: bool | None = None,
         return_dict: bool | None = None,
         **kwargs,
@@ -230,10 +236,11 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
                 raise ValueError("pass decoder_input_ids or labels")
             decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
 
-        if past_key_values is None:
+        past = cache if cache is not None else past_key_values
+        if past is None:
             state = (encoder_outputs.final_hidden, encoder_outputs.final_cell)
         else:
-            state = tuple(past_key_values)
+            state = tuple(past)
         state = tuple(s.transpose(0, 1).contiguous() for s in state)  # → (layers, batch, hidden)
 
         free_running = (
@@ -261,8 +268,8 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=new_past,
             encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+            **{CACHE_FIELD: new_past},
         )
 
     def _free_running(self, decoder_input_ids, state, encoder_outputs, attention_mask):
@@ -287,14 +294,16 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
         attention_mask: torch.Tensor | None = None,
         encoder_outputs: LstmSeq2SeqEncoderOutput | None = None,
         use_cache: bool | None = None,
+        cache: tuple[torch.Tensor, torch.Tensor] | None = None,
         **kwargs,
     ) -> dict:
         # With a state, only the newest token is fed; without one, the decoder re-reads the whole prefix.
-        if past_key_values is not None:
+        past = cache if cache is not None else past_key_values
+        if past is not None:
             input_ids = input_ids[:, -1:]
         return {
             "decoder_input_ids": input_ids,
-            "past_key_values": past_key_values,
+            CACHE_FIELD: past,
             "attention_mask": attention_mask,
             "encoder_outputs": encoder_outputs,
             "use_cache": use_cache,
