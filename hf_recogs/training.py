@@ -169,6 +169,13 @@ class ExperimentArguments:
         default_factory=lambda: ["validation", "gen"],
         metadata={"help": "splits sampled for the learning curves (those the dataset lacks are skipped)"},
     )
+    early_stopping_patience: int = field(
+        default=0,
+        metadata={
+            "help": "stop after this many evaluations without improving metric_for_best_model on validation, and "
+            "keep the best checkpoint (needs load_best_model_at_end; SyGNS's protocol: 3). 0: off"
+        },
+    )
     source_check: bool = field(
         default=True,
         metadata={
@@ -192,6 +199,8 @@ class ExperimentArguments:
             raise ConfigError(f"curve_splits: {', '.join(map(repr, bad))} not among {', '.join(SPLITS)}")
         if self.curve_samples < 1:
             raise ConfigError(f"curve_samples must be a positive integer, got {self.curve_samples}")
+        if self.early_stopping_patience < 0:
+            raise ConfigError(f"early_stopping_patience must be 0 (off) or positive, got {self.early_stopping_patience}")
         if self.data_order not in DATA_ORDERS:
             raise ConfigError(f"data_order={self.data_order!r} is not one of {', '.join(DATA_ORDERS)}")
         for name, allowed in (("eval_splits", EVAL_SPLITS), ("tokenizer_splits", SPLITS)):
@@ -434,6 +443,9 @@ def parse_args(argv: Sequence[str] | None = None):
     if targs.do_train and exp.model_name_or_path:
         raise ConfigError("model_name_or_path is for evaluation only: add do_train=false (training always "
                           "starts from a fresh model; resume with resume_from_checkpoint=true)")
+    if exp.early_stopping_patience and not (targs.load_best_model_at_end and targs.metric_for_best_model):
+        raise ConfigError("early_stopping_patience needs load_best_model_at_end=true and a metric_for_best_model on "
+                          "validation (e.g. eval_loss), with eval_strategy equal to save_strategy")
     best = (targs.metric_for_best_model or "") if targs.load_best_model_at_end else ""
     if re.search(r"(^|_)(gen|test)(_|$)", best):
         raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "
@@ -905,6 +917,14 @@ def _use_cpu_bf16(exp, args) -> bool:
     return exp.cpu_bf16 == "true"
 
 
+def _early_stopping(exp: ExperimentArguments):
+    if not exp.early_stopping_patience:
+        return None
+    from transformers import EarlyStoppingCallback
+
+    return EarlyStoppingCallback(early_stopping_patience=exp.early_stopping_patience)
+
+
 def _source_check_batches(raw, tokenizer, max_positions: int, collator, rows: int = 128, batch_size: int = 64):
     """Fixed batches for the source gap: a random sample (seed 0) of validation (or train) rows."""
     split = raw["validation"] if "validation" in raw else raw["train"]
@@ -972,7 +992,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer,
         # our evaluate() reads the fixed samples, not eval_dataset; the Trainer only checks that one is given
         eval_dataset=train_ds if training and args.eval_strategy != "no" else None,
-        callbacks=[c for c in (monitor, clock) if c] if training else None,
+        callbacks=[c for c in (monitor, clock, _early_stopping(exp)) if c] if training else None,
         decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, category_groups=category_groups,
         source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
