@@ -123,6 +123,8 @@ def test_yaml_plus_overrides(tmp_path):
         ("", ["learning_rate=[1, 2]"], "learning_rate takes a single value"),
         ("", ["max_train_samples=0"], "max_train_samples must be a positive integer"),
         ("", ["dataset=recogs_pos"], "give exactly one of `dataset`"),
+        ("", ["early_stopping_patience=3"], "early_stopping_patience needs load_best_model_at_end=true"),
+        ("", ["early_stopping_patience=-1"], "early_stopping_patience must be 0 (off) or positive"),
     ],
 )
 def test_clear_one_line_errors(tmp_path, extra_yaml, argv, needle):
@@ -650,6 +652,24 @@ def test_missing_upstream_data_is_one_line(tmp_path, no_mirror, capsys, monkeypa
     assert err.startswith("train.py: error: hf_recogs: ") and "HF_RECOGS_MIRROR" in err and "\n" not in err
 
 
+def test_early_stopping_keeps_the_best_validation_model(tmp_path):
+    """early_stopping_patience stops after that many evaluations without a better validation loss and keeps the
+    best epoch's model: with a learning rate of 0 nothing improves after the first evaluation, so a 6-epoch run
+    stops after 1 + 2 epochs and scores the first epoch's model."""
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, num_train_epochs=6, learning_rate=0.0, eval_strategy="epoch", save_strategy="epoch",
+                       load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False,
+                       early_stopping_patience=2, curve_samples=8, eval_splits=["validation"])
+    assert main([str(cfg)]) == 0
+    seed_dir = tmp_path / "out" / "seed_7"
+    evaluations = [json.loads(line)["step"] for line in (seed_dir / "curves.jsonl").read_text().splitlines()]
+    steps_per_epoch = evaluations[0]
+    assert evaluations == [steps_per_epoch, 2 * steps_per_epoch, 3 * steps_per_epoch]  # not 6 epochs
+    results = json.loads((seed_dir / "results.json").read_text())
+    assert results["train"]["global_step"] == 3 * steps_per_epoch
+
+
 def test_publish_run_to_results_folder(tmp_path):
     """hf_recogs.results: finished seeds copied with gzipped predictions, the median seed's model loadable,
     unfinished seeds skipped, the run folder untouched, and refusals in one line."""
@@ -685,6 +705,9 @@ def test_publish_run_to_results_folder(tmp_path):
     assert publish_main([str(run), str(tmp_path / "recarded")]) == 0
     card = (tmp_path / "recarded" / "seed_7" / "README.md").read_text()
     assert "older version" not in card and "seed 7" in card and "model-index" in card
+    # its usage snippet decodes a sentence of the model's own data (the first input of its predictions)
+    first = json.loads(gzip.decompress((dest / "seed_7" / "predictions_gen.jsonl.gz").read_bytes()).splitlines()[0])
+    assert f"tokenizer([{json.dumps(first['input'])}]" in card
     # same predictions, same bytes (no gzip timestamp)
     again = tmp_path / "again"
     assert publish_main([str(run), str(again)]) == 0
