@@ -17,7 +17,7 @@ from conftest import needs_mirror
 from hf_recogs import sources
 from hf_recogs.benchmarks import cogs as cogs_mod
 from hf_recogs.benchmarks import recogs_derive as d
-from hf_recogs.registry import get_config
+from hf_recogs.registry import configs_of, get_config
 
 # ---------------------------------------------------------------------------------------------------------
 # Hand-written rows (the examples of docs/DATASETS.md §2.2 and §3.7)
@@ -355,7 +355,7 @@ EXPECTED_CONFIGS = {
 
 
 def test_configs_registered():
-    assert set(cogs_mod.CONFIGS) == EXPECTED_CONFIGS
+    assert set(configs_of("cogs", "recogs")) == EXPECTED_CONFIGS
     for name in EXPECTED_CONFIGS:
         cfg = get_config(name)
         assert cfg.license == "MIT"
