@@ -95,7 +95,7 @@ def push(
 
 
 def _stage(folder: Path, staging: Path, results: dict, repo_id: str) -> None:
-    from .reporting import render_model_card
+    from .reporting import example_input, render_model_card
 
     def link_or_copy(src: str, dst: str) -> None:
         try:
@@ -107,7 +107,7 @@ def _stage(folder: Path, staging: Path, results: dict, repo_id: str) -> None:
                     ignore=shutil.ignore_patterns("checkpoint-*", "runs", ".*"))
     card = staging / "README.md"
     card.unlink(missing_ok=True)  # a hard link to the local card: replace, never write through it
-    render_model_card(results, repo_id=repo_id).save(str(card))
+    render_model_card(results, repo_id=repo_id, example=example_input(folder)).save(str(card))
 
 
 def push_error_line(exc: Exception, endpoint: str, what: str, token_fix: str, tail: str = "") -> str:

@@ -504,8 +504,10 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
             "pipeline works, not how well the model generalises.")
 
 
-def render_model_card(results: dict[str, Any], repo_id: str | None = None, template_path: Path | None = None):
-    """A ``huggingface_hub.ModelCard`` for one trained seed, with ``model-index`` results per split."""
+def render_model_card(results: dict[str, Any], repo_id: str | None = None, template_path: Path | None = None,
+                      example: str | None = None):
+    """A ``huggingface_hub.ModelCard`` for one trained seed, with ``model-index`` results per split; ``example``
+    is the input of its usage snippet (default: a COGS sentence)."""
     from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
     from .citations import CITATIONS
@@ -567,12 +569,26 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
         reproduce=results.get("command") or "accelerate launch train.py configs/<name>.yaml",
         citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",
         has_plot=True,
+        example=json.dumps(example if isinstance(example, str) and example else "A cat smiled ."),
     )
     return ModelCard.from_template(card_data, template_path=str(template), **kwargs)
 
 
+def example_input(folder: Path) -> str | None:
+    """The first input of the first predictions file in ``folder`` (plain or gzipped): the usage example of the
+    model card, a sentence of the model's own dataset."""
+    import gzip
+
+    for path in sorted(Path(folder).glob("predictions_*.jsonl*")):
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as f:
+            line = f.readline()
+        if line.strip():
+            return json.loads(line).get("input")
+    return None
+
+
 def write_model_card(folder: Path, results: dict[str, Any], repo_id: str | None = None) -> Path:
-    card = render_model_card(results, repo_id=repo_id)
+    card = render_model_card(results, repo_id=repo_id, example=example_input(folder))
     path = Path(folder) / "README.md"
     card.save(str(path))
     return path

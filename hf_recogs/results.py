@@ -95,11 +95,11 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
         for name in names:
             shutil.copyfile(src / name, out / name)
             written.append(out / name)
-        written.append(write_model_card(out, seeds[seed]))
         for pred in sorted(src.glob("predictions_*.jsonl")):
             target = out / (pred.name + ".gz")
             _gzip_copy(pred, target)
             written.append(target)
+        written.append(write_model_card(out, seeds[seed]))
     if len(seeds) > 1:
         # Recomputed from the finished seeds: seeds trained by separate commands into one output_dir leave no
         # aggregate (or one over fewer seeds) in the run folder.
