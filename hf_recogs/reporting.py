@@ -449,10 +449,11 @@ def _results_table(results: dict[str, Any]) -> str:
     if levels:
         return _sygns_results_table(results, levels)
     # SEM columns only for runs scored by SEM: a SCAN card has exact match alone
-    keys = ["sem_match", "exact_match"] if any(s.get("sem_match") is not None for s in results["splits"].values()) \
-        else ["exact_match"]
+    scored_by_sem = any(s.get("sem_match") is not None for s in results["splits"].values())
+    keys = ["sem_match", "exact_match"] if scored_by_sem else ["exact_match"]
     names = {"sem_match": "SEM (%)", "exact_match": "exact match (%)"}
-    lines = ["| split | category | n | " + " | ".join(names[k] for k in keys) + " |", "|---|---|---|" + "---|" * len(keys)]
+    lines = ["| split | category | n | " + " | ".join(names[k] for k in keys) + " |",
+             "|---|---|---|" + "---|" * len(keys)]
 
     def row(split, name, scores):
         return f"| {split} | {name} | {scores['n']} | " + " | ".join(_pct(scores.get(k)) for k in keys) + " |"

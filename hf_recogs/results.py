@@ -4,9 +4,9 @@
         [--checkpoint median | <seed>]
 
 For every finished seed (``seed_<n>/results.json`` present) it copies ``results.json``, the plots and
-``curves.jsonl``, renders the model card afresh from ``results.json`` (so that a run trained by an older
-version of the package gets the current card), and writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz``
-(gzip without a timestamp, so the same predictions give the same bytes). ``--checkpoint`` also copies one seed's model, generation config and tokenizer, so that
+``curves.jsonl``, writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz`` (gzip without a
+timestamp, so the same predictions give the same bytes), and renders the model card afresh from
+``results.json`` (so that a run trained by an older version of the package gets the current card). ``--checkpoint`` also copies one seed's model, generation config and tokenizer, so that
 ``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works: ``median`` picks the seed whose
 primary score on gen (else test, else validation) is the median of the seeds (the lower one of the middle two
 for an even count). Checkpoints above ``MAX_CHECKPOINT_MB`` are refused. With two or more finished seeds the

@@ -200,7 +200,8 @@ class ExperimentArguments:
         if self.curve_samples < 1:
             raise ConfigError(f"curve_samples must be a positive integer, got {self.curve_samples}")
         if self.early_stopping_patience < 0:
-            raise ConfigError(f"early_stopping_patience must be 0 (off) or positive, got {self.early_stopping_patience}")
+            raise ConfigError("early_stopping_patience must be 0 (off) or positive, "
+                              f"got {self.early_stopping_patience}")
         if self.data_order not in DATA_ORDERS:
             raise ConfigError(f"data_order={self.data_order!r} is not one of {', '.join(DATA_ORDERS)}")
         for name, allowed in (("eval_splits", EVAL_SPLITS), ("tokenizer_splits", SPLITS)):

@@ -29,7 +29,7 @@ __all__ = [
     "REMOVAL_SETS",
     "Conjunct",
     "DerivationError",
-        "canonicalise",
+    "canonicalise",
     "cogs_concat_train",
     "cogs_preposing_sprinkles_train",
     "cogs_preposing_train",
@@ -59,8 +59,8 @@ __all__ = [
 class DerivationError(ValueError):
     """A row that a derivation cannot take: a malformed TSV, or an LF without the documented COGS shape.
 
-    Whether an LF is well formed at all is decided by the one LF grammar, :func:`hf_recogs.logical_forms.parse`;
-    this module adds only the COGS-specific shape of its conjuncts on top.
+    Whether an LF is well formed at all is decided by the one LF grammar,
+    :func:`hf_recogs.logical_forms.parse`; this module adds only the COGS-specific shape of its conjuncts.
     """
 
 

@@ -542,7 +542,6 @@ _DATA_NOTE = (
 )
 
 
-
 def _register(name: str, setting: str, description: str, primitive: str | None, notes: str) -> None:
     params = _COMMON_PARAMS
     if primitive is None:

@@ -20,8 +20,9 @@ Architecture (as the reference ``model/encoder_decoder_lstm.py`` of frankaging/R
 - weights initialised with PyTorch's defaults, as the reference (embeddings N(0, 1), LSTM and Linear uniform).
 
 Cache: the decoder LSTM state ``(h, c)``, each ``(batch, layers, hidden)`` (batch first so that generation can
-expand it), passed as ``cache`` (transformers ≥ 5.24 renamed ``past_key_values`` to ``cache``; both names are
-accepted, and outputs use the installed version's name, so that ``generate`` feeds the state back). Greedy decoding with and without the cache gives the same tokens. A recurrent
+expand it), passed as ``cache`` (transformers 5.24 renamed ``past_key_values`` to ``cache``; both names are
+accepted, and outputs use the installed version's name, so that ``generate`` feeds the state back). Greedy
+decoding with and without the cache gives the same tokens. A recurrent
 state cannot be reordered by transformers' beam search, so ``generate(num_beams>1)`` runs without the cache.
 """
 
@@ -39,8 +40,9 @@ from transformers.utils import ModelOutput
 
 from .configuration_lstm_seq2seq import LstmSeq2SeqConfig
 
-# The name under which this transformers version passes the decoder state between generation steps; under the
-# other name generate() would drop the state and re-read the whole prefix at every step (right, but quadratic).
+# The name under which this transformers version passes the decoder state between generation steps; under
+# the other name generate() would drop the state and re-read the whole prefix at every step (same tokens,
+# quadratic time).
 CACHE_FIELD = "cache" if "cache" in Seq2SeqLMOutput.__dataclass_fields__ else "past_key_values"
 
 
