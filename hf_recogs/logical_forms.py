@@ -38,6 +38,12 @@ integers) never match: mixed formats are not converted (docs/SEM.md §3.6).
 Non-string inputs: :func:`sem_match` and :func:`exact_match` return False, :func:`diagnose` reports
 ``"not_a_string"`` (a model output of None is a wrong answer, not a crash); the ``sem_match`` evaluate
 metric rejects them with a ValueError at its boundary instead, where they signal a caller bug.
+
+The module reads top to bottom in six sections: 1. public data types; 2. tokens; 3. parsing (one grammar,
+``_compile``, and a regex accelerator for its common case, checked against it by the tests); 4. colour
+refinement, hashed (one form, cacheable) and exact (a pair in lockstep); 5. matching (cheap counts, then the
+colourings, then a budgeted search, and the optional C accelerator ``_sem_native.c``, also checked against
+this code); 6. diagnosis.
 """
 
 from __future__ import annotations
@@ -87,7 +93,7 @@ DEFAULT_SEARCH_BUDGET = 10_000_000
 
 
 # --------------------------------------------------------------------------------------------------
-# Public data types
+# 1. Public data types
 
 
 @dataclass(frozen=True)
@@ -193,7 +199,7 @@ class Diagnosis:
 
 
 # --------------------------------------------------------------------------------------------------
-# Tokenising and parsing
+# 2. Tokens
 
 
 def tokenize(text: str) -> list[str]:
@@ -215,6 +221,82 @@ def exact_match(prediction, reference) -> bool:
     return prediction.split() == reference.split()
 
 
+# --------------------------------------------------------------------------------------------------
+# 3. Parsing: one grammar (_compile), one accelerator for its common case (_compile_fast)
+
+
+class _Form:
+    """An LF as SEM sees it. Variables are ids 0..n-1 in order of first appearance; constants, and lambda
+    binders written ``$i`` (by position), are strings.
+
+    Set by the parser, never changed afterwards (all tuples):
+
+    - ``key``: the normalised token string; ``requested_fmt``: the ``fmt`` it was parsed with; ``fmt``: the
+      format it was read as; ``style``: ``"x"`` (``x _ N`` variables), ``"int"``, or ``""`` for a lone term;
+    - ``binders``, ``term``, ``var_names``; ``failure``: a :class:`ParseFailure`, or None if it parsed;
+    - ``atoms``: ``(shape, var ids)`` per conjunct, where ``shape`` is the label with the constants filled in and
+      the variable slots blanked (``eat.agent(_,Emma)``); SEM compares shapes plus the variable structure;
+    - ``edges``: ``(a, b, key of slot 0, key of slot 1)`` per atom over two variables, with key = hash(shape)
+      for slot 0 (or a lone variable) and its bitwise complement for slot 1; ``initial_colours``: per variable,
+      the sum of the keys of its slots (a multiset hash). Both parsers compute these while parsing.
+
+    Computed on first use and kept: :attr:`colours` with :attr:`canon`, and :attr:`shape_counts`.
+    :attr:`labels` is read back from the atoms when asked for (only :func:`parse` and :func:`diagnose` do)."""
+
+    __slots__ = ("key", "requested_fmt", "fmt", "style", "binders", "term", "var_names", "atoms",  # noqa: RUF023
+                 "edges", "initial_colours", "failure", "_stable", "_shape_counts")  # docstring order
+
+    def __init__(self, key: str, requested_fmt: str):
+        self.key = key
+        self.requested_fmt = requested_fmt
+        self.fmt = ""
+        self.style = ""
+        self.binders: tuple[str, ...] = ()
+        self.term: str | None = None
+        self.var_names: tuple[str, ...] = ()
+        self.atoms: tuple[tuple[str, tuple[int, ...]], ...] = ()
+        self.edges: tuple[tuple[int, int, int, int], ...] = ()
+        self.initial_colours: tuple[int, ...] = ()
+        self.failure: ParseFailure | None = None
+        self._stable: tuple[tuple[int, ...], Counter] | None = None
+        self._shape_counts: Counter | None = None
+
+    @property
+    def labels(self) -> tuple[tuple[str, tuple], ...]:
+        """(label, args) per atom, variables as ids, constants and ``$i`` binders as strings. A shape keeps
+        everything but the variables, which fill its ``_`` slots in order (no label or constant has a ``_``)."""
+        out = []
+        for shape, vs in self.atoms:
+            label, inside = shape[:-1].split("(", 1)
+            if inside == "_" or inside == "_,_":  # the common case: variables only
+                out.append((label, vs))
+            else:
+                ids = iter(vs)
+                out.append((label, tuple([next(ids) if a == "_" else a for a in inside.split(",")])))
+        return tuple(out)
+
+    @property
+    def colours(self) -> tuple[int, ...]:
+        """The stable hashed colouring of this form alone (section 4)."""
+        if self._stable is None:
+            colours = tuple(_hashed_refinement(self.edges, self.initial_colours)[-1])
+            self._stable = colours, _canon(self.atoms, colours)
+        return self._stable[0]
+
+    @property
+    def canon(self) -> Counter:
+        """The atom multiset with every variable replaced by its stable colour."""
+        if self._stable is None:
+            self.colours  # noqa: B018 - computes both
+        return self._stable[1]
+
+    @property
+    def shape_counts(self) -> Counter:
+        if self._shape_counts is None:
+            self._shape_counts = Counter(shape for shape, _ in self.atoms)
+        return self._shape_counts
+
+
 class _Fail(Exception):
     def __init__(self, reason: str, detail: str = "", conjunct: int | None = None):
         self.failure = ParseFailure(reason, detail, conjunct)
@@ -232,167 +314,118 @@ def _is_binder(tok: str) -> bool:
     return tok.isalpha() and tok.islower()
 
 
-class _Form:
-    """Internal compiled LF: variables are ints 0..n-1, constants (and lambda binders, as ``$i``) are strings.
-
-    ``atoms`` holds ``(shape, vars)`` where ``shape`` is the label with constants filled in and variable slots
-    blanked (``eat.agent(_,Emma)``); SEM compares these plus the variable structure."""
-
-    __slots__ = (
-        "__weakref__",
-        "_c0",
-        "_canon",
-        "_colours",
-        "_fmt",
-        "_found",
-        "_inc",
-        "_labels",
-        "_shapes",
-        "atoms",
-        "binders",
-        "failure",
-        "fmt",
-        "key",
-        "style",
-        "term",
-        "var_names",
-    )
-
-    def __init__(self, key: str):
-        self.key = key
-        self.failure: ParseFailure | None = None
-        self.fmt = ""
-        self.style = ""
-        self.binders: tuple[str, ...] = ()
-        self.term: str | None = None
-        self.var_names: list[str] = []
-        self._labels: list[tuple[str, tuple]] | None = []  # (label, args: var ids / constant strings)
-        self._found = None  # the fast parser's (label, arg, arg) triples; labels are rebuilt from them
-        self._fmt = "auto"  # the fmt it was parsed with, to parse it again for labels after freeze()
-        self.atoms: list[tuple[str, tuple[int, ...]]] = []
-        self._shapes = None
-        self._inc = None
-        self._c0 = None
-        self._colours = None
-        self._canon = None
-
-    # -- lazily computed invariants (the gold side is cached with them filled in) --
-
-    @property
-    def labels(self) -> list[tuple[str, tuple]]:
-        """(label, args) per atom, variables as ids: for parse() and diagnostics, not needed by sem_match."""
-        if self._found is None and not self._labels and self.atoms:  # frozen: parse again
-            self._labels = _analyse(self.key, self._fmt).labels
-        if self._found is not None and not self._labels:
-            ids = {name: i for i, name in enumerate(self.var_names)}
-            self._labels = [
-                (label, tuple([ids.get(a, a) for a in (a1, a2) if a])) for label, a1, a2 in self._found
-            ]
-        return self._labels
-
-    @property
-    def shapes(self) -> Counter:
-        if self._shapes is None:
-            self._shapes = Counter(shape for shape, _ in self.atoms)
-        return self._shapes
-
-    @property
-    def edges(self) -> list[tuple[int, int, int, int]]:
-        """Binary atoms over two variables as (a, b, key of slot 0, key of slot 1); with :attr:`colours0`."""
-        if self._inc is None:
-            self._prepare()
-        return self._inc
-
-    @property
-    def colours0(self) -> list[int]:
-        """Initial colours: a multiset hash (a sum) of (shape, slot) over the atoms a variable occurs in."""
-        if self._inc is None:
-            self._prepare()
-        return self._c0
-
-    def _prepare(self) -> None:
-        """Keys: hash(shape) for a variable in slot 0 (or the only variable), its bitwise complement for
-        slot 1 — the same rule as the fast parser, which accumulates these while parsing."""
-        c0 = [0] * len(self.var_names)
-        edges = []
-        for shape, vs in self.atoms:
-            if len(vs) == 2:
-                a, b = vs
-                k0 = hash(shape)
-                c0[a] += k0
-                c0[b] += ~k0
-                edges.append((a, b, k0, ~k0))
-            elif vs:
-                c0[vs[0]] += hash(shape)
-        self._inc = edges
-        self._c0 = c0
-
-    @property
-    def colours(self) -> list[int]:
-        """Stable 1-WL colouring of this form alone. Colours are hashes of the refinement signatures (multisets
-        hashed as sums), so they are comparable across forms without a shared dictionary that would grow
-        without bound. Any isomorphism-invariant colouring keeps SEM exact: a True is only ever returned when
-        the atoms match under a colour-induced bijection, and isomorphic forms get identical colours, so a
-        hash collision could only cost pruning power, never change a verdict."""
-        if self._colours is None:
-            self._colours = _refine(self.edges, self.colours0)
-        return self._colours
-
-    def freeze(self) -> None:
-        """Turn lists into tuples and drop what sem_match does not need: tuples of atoms are untracked by the
-        cyclic GC, which otherwise re-scans every cached reference on each full collection (measured: a cold
-        run over the 21,000 gen references took ≈1.6× the CPU time with the GC on than with it off)."""
-        self.var_names = tuple(self.var_names)
-        self._found = None  # ≈1.2 of ≈5.3 KB per cached form; labels parses the key again if needed
-        self.atoms = tuple(self.atoms)
-        self._inc = tuple(self._inc)
-        self._c0 = tuple(self._c0)
-        self._colours = tuple(self._colours)
-
-    @property
-    def canon(self) -> Counter:
-        if self._canon is None:
-            self._canon = _canon(self.atoms, self.colours)
-        return self._canon
+def _compile(tokens: list[str], fmt: str) -> _Form:
+    """The grammar of every notation: the reference reader, which also explains failures (raises _Fail)."""
+    form = _Form(" ".join(tokens), fmt)
+    if not tokens:
+        raise _Fail("empty", "no tokens")
+    binders, body = _read_lambda_prefix(tokens)
+    if not binders and len(body) > 1 and body[0] == ";":
+        # An empty definite prefix: ReCOGS cogs_concat train writes 127 gold LFs as " ; body".
+        body = body[1:]
+    form.binders = tuple(binders)
+    if not body:
+        raise _Fail("bad_lambda", "lambda prefix without a body")
+    if not binders and len(body) == 1 and body[0] != "?" and _is_constant(body[0]):
+        form.term, form.fmt = body[0], ("recogs" if fmt == "auto" else fmt)
+        return form
+    paren = "(" in body or ")" in body
+    if fmt == "auto":
+        form.style = "x" if "_" in body else "int"
+        form.fmt = "cogs" if form.style == "x" else ("recogs" if paren else "token_removal")
+    else:
+        form.style = "x" if fmt == "cogs" else "int"
+        form.fmt = fmt
+        if paren != (fmt != "token_removal"):
+            raise _Fail("missing_parenthesis" if not paren else "stray_token",
+                        f"fmt={fmt!r} {'needs' if not paren else 'forbids'} parenthesised atoms")
+    names: dict[str, int] = {}
+    atoms = []
+    conjunct: list[str] = []
+    for tok in body + [";"]:
+        if tok not in _SEPARATORS:
+            conjunct.append(tok)
+            continue
+        if not conjunct:
+            raise _Fail("empty_conjunct", "two separators in a row, or one at an end", len(atoms))
+        label, args = _read_conjunct(conjunct, paren, form.style, binders, names, len(atoms))
+        shape = label + "(" + ",".join(["_" if a.__class__ is int else a for a in args]) + ")"
+        atoms.append((shape, tuple([a for a in args if a.__class__ is int])))
+        conjunct = []
+    form.var_names, form.atoms = tuple(names), tuple(atoms)
+    form.edges, form.initial_colours = _incidence(form.atoms, len(names))
+    return form
 
 
-def _round(edges, colours: list[int]) -> list[int]:
-    """One refinement round: new colour = hash(old colour, multiset of (edge key, neighbour colour))."""
-    acc = [0] * len(colours)
-    for a, b, k0, k1 in edges:
-        acc[a] += hash((k0, colours[b]))
-        acc[b] += hash((k1, colours[a]))
-    return [hash(pair) for pair in zip(colours, acc)]
+def _read_lambda_prefix(tokens: list[str]) -> tuple[dict[str, int], list[str]]:
+    """``LAMBDA a . LAMBDA e . body``: the binders (letter → position) and the body's tokens."""
+    binders: dict[str, int] = {}
+    i = 0
+    while i < len(tokens) and tokens[i] == "LAMBDA":
+        if i + 2 >= len(tokens) or not _is_binder(tokens[i + 1]) or tokens[i + 2] != ".":
+            raise _Fail("bad_lambda", "expected 'LAMBDA <letter> .'")
+        if tokens[i + 1] in binders:
+            raise _Fail("bad_lambda", f"binder {tokens[i + 1]!r} bound twice")
+        binders[tokens[i + 1]] = len(binders)
+        i += 3
+    return binders, tokens[i:]
 
 
-def _refine(edges, colours: list[int]) -> list[int]:
-    """Colour refinement until the number of classes stops growing (or all are singletons)."""
-    n = len(colours)
-    k = len(set(colours))
-    while k < n:
-        new = _round(edges, colours)
-        k2 = len(set(new))
-        if k2 <= k:
-            break
-        colours, k = new, k2
-    return colours
+def _read_conjunct(c: list[str], paren: bool, style: str, binders: dict[str, int], names: dict[str, int],
+                   ci: int) -> tuple[str, tuple]:
+    """One conjunct's tokens: its label and arguments (var ids, constant strings, ``$i`` binders).
+    ``names`` maps variable names to ids and grows with new ones; ``ci`` is the conjunct's index."""
+    label, j = _read_label(c, ci)
+    if paren:
+        if j >= len(c) or c[j] != "(":
+            raise _Fail("missing_parenthesis", f"expected '(' after {label!r}", ci)
+        if c.count("(") != c.count(")"):
+            raise _Fail("unbalanced_parens", f"in {' '.join(c)!r}", ci)
+        if c[-1] != ")" or c.count("(") != 1:
+            raise _Fail("stray_token", f"in {' '.join(c)!r}", ci)
+        inner = c[j + 1 : -1]
+        if not inner:
+            raise _Fail("arity", f"{label!r} has no arguments", ci)
+        parts: list[list[str]] = [[]]
+        for t in inner:
+            if t == ",":
+                parts.append([])
+            else:
+                parts[-1].append(t)
+    else:  # token removal: ``label a b`` or ``label a , b``, where a variable may be ``x _ N``
+        rest = c[j:]
+        if "," in rest:
+            k = rest.index(",")
+            parts = [rest[:k], rest[k + 1 :]]
+            if "," in parts[1]:
+                raise _Fail("arity", f"{label!r} has 3 or more arguments", ci)
+        else:
+            parts, k = [], 0
+            while k < len(rest):
+                width = 3 if rest[k] == "x" and k + 1 < len(rest) and rest[k + 1] == "_" else 1
+                parts.append(rest[k : k + width])
+                k += width
+    if len(parts) > 2 or not parts:
+        raise _Fail("arity", f"{label!r} has {len(parts)} arguments (1 or 2 expected)", ci)
+    return label, tuple([_read_argument(p, style, binders, names, ci) for p in parts])
 
 
-# Counter.__eq__ is a Python-level loop; two Counters built from lists never hold zero counts, so plain
-# dict equality (in C) is the same test, several times faster.
-_same = dict.__eq__
+def _read_label(c: list[str], ci: int) -> tuple[str, int]:
+    """A dotted chain with an optional leading ``*`` (``* cake``, ``cake . nmod . in``) and where it ends."""
+    star = c[0] == "*"
+    j = 1 if star else 0
+    if j >= len(c) or not _is_word(c[j]):
+        raise _Fail("bad_label", f"conjunct {' '.join(c)!r} does not start with a label", ci)
+    parts = [c[j]]
+    j += 1
+    while j + 1 < len(c) and c[j] == "." and _is_word(c[j + 1]):
+        parts.append(c[j + 1])
+        j += 2
+    return ("*" if star else "") + ".".join(parts), j
 
 
-def _canon(atoms, colours) -> Counter:
-    """The atom multiset with every variable replaced by its colour."""
-    return Counter([
-        (shape, colours[vs[0]]) if len(vs) == 1 else (shape, colours[vs[0]], colours[vs[1]]) if vs else shape
-        for shape, vs in atoms
-    ])
-
-
-def _parse_arg(part: list[str], style: str, binders: dict[str, int], names: dict[str, int], ci: int):
-    """One argument: a var id (int) or a constant string. ``names`` maps variable names to ids."""
+def _read_argument(part: list[str], style: str, binders: dict[str, int], names: dict[str, int], ci: int):
+    """One argument's tokens: a var id (int), a constant string, or ``$i`` for the i-th lambda binder."""
     if len(part) == 1:
         tok = part[0]
         if tok in binders:
@@ -411,136 +444,52 @@ def _parse_arg(part: list[str], style: str, binders: dict[str, int], names: dict
     raise _Fail("bad_argument" if part else "arity", f"cannot read argument {' '.join(part)!r}", ci)
 
 
-def _parse_label(c: list[str], ci: int) -> tuple[str, int]:
-    j = 0
-    star = c[0] == "*"
-    if star:
-        j = 1
-    if j >= len(c) or not _is_word(c[j]):
-        raise _Fail("bad_label", f"conjunct {' '.join(c)!r} does not start with a label", ci)
-    parts = [c[j]]
-    j += 1
-    while j + 1 < len(c) and c[j] == "." and _is_word(c[j + 1]):
-        parts.append(c[j + 1])
-        j += 2
-    return ("*" if star else "") + ".".join(parts), j
+def _incidence(atoms, n: int) -> tuple[tuple, tuple[int, ...]]:
+    """``edges`` and ``initial_colours`` of a form (see :class:`_Form`)."""
+    initial = [0] * n
+    edges = []
+    for shape, vs in atoms:
+        if len(vs) == 2:
+            a, b = vs
+            key = hash(shape)
+            initial[a] += key
+            initial[b] += ~key
+            edges.append((a, b, key, ~key))
+        elif vs:
+            initial[vs[0]] += hash(shape)
+    return tuple(edges), tuple(initial)
 
 
-def _compile(tokens: list[str], fmt: str) -> _Form:
-    form = _Form(" ".join(tokens))
-    if not tokens:
-        raise _Fail("empty", "no tokens")
-    binders: dict[str, int] = {}
-    i = 0
-    while i < len(tokens) and tokens[i] == "LAMBDA":
-        if i + 2 >= len(tokens) or not _is_binder(tokens[i + 1]) or tokens[i + 2] != ".":
-            raise _Fail("bad_lambda", "expected 'LAMBDA <letter> .'")
-        if tokens[i + 1] in binders:
-            raise _Fail("bad_lambda", f"binder {tokens[i + 1]!r} bound twice")
-        binders[tokens[i + 1]] = len(binders)
-        i += 3
-    body = tokens[i:] if i else tokens
-    if not binders and len(body) > 1 and body[0] == ";":
-        # An empty definite prefix: ReCOGS cogs_concat train writes 127 gold LFs as " ; body".
-        body = body[1:]
-    form.binders = tuple(binders)
-    if not body:
-        raise _Fail("bad_lambda", "lambda prefix without a body")
-    if not binders and len(body) == 1 and body[0] != "?" and _is_constant(body[0]):
-        form.term, form.fmt, form.style = body[0], ("recogs" if fmt == "auto" else fmt), ""
-        return form
-    paren = "(" in body or ")" in body
-    if fmt == "auto":
-        style = "x" if "_" in body else "int"
-        form.fmt = "cogs" if style == "x" else ("recogs" if paren else "token_removal")
-    else:
-        style = "x" if fmt == "cogs" else "int"
-        form.fmt = fmt
-        if paren != (fmt != "token_removal"):
-            raise _Fail("missing_parenthesis" if not paren else "stray_token",
-                        f"fmt={fmt!r} {'needs' if not paren else 'forbids'} parenthesised atoms")
-    form.style = style
-    names: dict[str, int] = {}
-    atoms = form.atoms
-    labels = form.labels
-    conj: list[str] = []
-    ci = 0
-    for tok in body + [";"]:
-        if tok not in _SEPARATORS:
-            conj.append(tok)
-            continue
-        if not conj:
-            raise _Fail("empty_conjunct", "two separators in a row, or one at an end", ci)
-        label, j = _parse_label(conj, ci)
-        if paren:
-            if j >= len(conj) or conj[j] != "(":
-                raise _Fail("missing_parenthesis", f"expected '(' after {label!r}", ci)
-            if conj.count("(") != conj.count(")"):
-                raise _Fail("unbalanced_parens", f"in {' '.join(conj)!r}", ci)
-            if conj[-1] != ")" or conj.count("(") != 1:
-                raise _Fail("stray_token", f"in {' '.join(conj)!r}", ci)
-            inner = conj[j + 1 : -1]
-            if not inner:
-                raise _Fail("arity", f"{label!r} has no arguments", ci)
-            parts: list[list[str]] = [[]]
-            for t in inner:
-                if t == ",":
-                    parts.append([])
-                else:
-                    parts[-1].append(t)
-        else:
-            rest = conj[j:]
-            if "," in rest:
-                k = rest.index(",")
-                parts = [rest[:k], rest[k + 1 :]]
-                if "," in parts[1]:
-                    raise _Fail("arity", f"{label!r} has 3 or more arguments", ci)
-            else:
-                parts, k = [], 0
-                while k < len(rest):
-                    width = 3 if rest[k] == "x" and k + 1 < len(rest) and rest[k + 1] == "_" else 1
-                    parts.append(rest[k : k + width])
-                    k += width
-        if len(parts) > 2 or not parts:
-            raise _Fail("arity", f"{label!r} has {len(parts)} arguments (1 or 2 expected)", ci)
-        args = tuple([_parse_arg(p, style, binders, names, ci) for p in parts])
-        labels.append((label, args))
-        shape = label + "(" + ",".join(["_" if a.__class__ is int else a for a in args]) + ")"
-        atoms.append((shape, tuple([a for a in args if a.__class__ is int])))
-        conj = []
-        ci += 1
-    form.var_names = list(names)
-    return form
-
-
-# Fast path for the common, well-formed parenthesised LF. The normalised string is first compacted
+# The accelerator, for the common well-formed parenthesised LF. The normalised string is first compacted
 # (``cake . nmod . in`` → ``cake.nmod.in``, ``* cake`` → ``*cake``, ``x _ 3`` → ``x_3``), then one regex
 # validates all of it and another extracts (label, arg, arg) triples, in C. It accepts a subset of what
 # _compile accepts (ASCII words only) and builds the identical form (the tests compare both on mirror data and
-# fuzzed strings); anything else goes through _compile, which also explains failures.
+# fuzzed strings); anything else goes through _compile.
 _NOT_RESERVED = r"(?!(?:AND|LAMBDA)(?![A-Za-z0-9]))"  # AND/LAMBDA are never a word, whatever follows them
-_W = _NOT_RESERVED + r"[A-Za-z][A-Za-z0-9]*"
-_VARSTART = frozenset("x0123456789")
-_CONST = r"\?|" + _NOT_RESERVED + r"[A-Z][A-Za-z]*"
+_WORD = _NOT_RESERVED + r"[A-Za-z][A-Za-z0-9]*"
+_CONSTANT = r"\?|" + _NOT_RESERVED + r"[A-Z][A-Za-z]*"
+_VARIABLE_START = frozenset("x0123456789")  # the regex admits only variables (x_N, digits) and constants
 
 
-def _conj_re(var: str, capture: bool) -> str:
+def _conjunct_regex(var: str, capture: bool) -> str:
     g = "(" if capture else "(?:"
-    arg = f"(?:{var}|{_CONST})"
-    return rf"{g}\*?{_W}(?:\.{_W})*) \( {g}{arg}) (?:, {g}{arg}) )?\)"
+    arg = f"(?:{var}|{_CONSTANT})"
+    return rf"{g}\*?{_WORD}(?:\.{_WORD})*) \( {g}{arg}) (?:, {g}{arg}) )?\)"
 
 
-_FAST = {
+_FAST_REGEXES = {  # style -> (the whole LF, one conjunct with its label and arguments captured)
     style: (
-        re.compile(rf"{_conj_re(var, False)}(?: (?:;|AND) {_conj_re(var, False)})*"),
-        re.compile(_conj_re(var, True)),
+        re.compile(rf"{_conjunct_regex(var, False)}(?: (?:;|AND) {_conjunct_regex(var, False)})*"),
+        re.compile(_conjunct_regex(var, True)),
     )
     for style, var in (("x", r"x_[0-9]+"), ("int", r"[0-9]+"))
 }
 
 
 def _compile_fast(tokens: list[str] | None, key: str, fmt: str) -> _Form | None:
-    """``tokens`` None: ``key`` is the raw input, accepted only if it is already in normalised spacing (the
+    """The form _compile would build, or None when the input is outside the accelerated subset.
+
+    ``tokens`` None: ``key`` is the raw input, accepted only if it is already in normalised spacing (the
     regex demands single spaces between tokens), which saves tokenising the usual model output."""
     if fmt == "token_removal" or key.startswith("LAMBDA"):
         return None
@@ -553,84 +502,81 @@ def _compile_fast(tokens: list[str] | None, key: str, fmt: str) -> _Form | None:
         compact = compact.replace("x _ ", "x_")
         if tokens is None and "x_" in key:  # spacing is not normalised: x_1 must become x _ 1 in the key
             return None
-    whole, conj = _FAST[style]
+    whole, conjunct = _FAST_REGEXES[style]
     if whole.fullmatch(compact) is None:
         return None
-    found = conj.findall(compact)
+    found = conjunct.findall(compact)
     if len(found) != compact.count(" ; ") + compact.count(" AND ") + 1:  # pragma: no cover - guard
         return None
     if tokens is None and (key.count(".") != key.count(" . ") or key.count("*") != key.count("* ")):
         return None  # ``cake.nmod`` or ``*cake`` written compactly: not the normalised key; tokenise
-    form = _Form(key)
+    form = _Form(key, fmt)
     form.style = style
     form.fmt = "cogs" if style == "x" else "recogs"
     names: dict[str, int] = {}
-    atoms = form.atoms
-    # initial colours and edges are accumulated here rather than in a second pass (_prepare)
-    c0: list[int] = []
+    atoms = []
+    # _incidence fused into the loop: one pass instead of two on the common path
+    initial: list[int] = []
     edges = []
-    varstart = _VARSTART  # the regex admits only variables (x_N or digits) and constants (A-Z, ?) as args
     for label, a1, a2 in found:
-        v1 = a1[0] in varstart
+        v1 = a1[0] in _VARIABLE_START
         if v1:
             n = len(names)
             a1 = names.setdefault(a1, n)
             if a1 == n:
-                c0.append(0)
+                initial.append(0)
         if not a2:
             if v1:
                 shape = label + "(_)"
                 atoms.append((shape, (a1,)))
-                c0[a1] += hash(shape)
+                initial[a1] += hash(shape)
             else:
                 atoms.append((f"{label}({a1})", ()))
             continue
-        v2 = a2[0] in varstart
+        v2 = a2[0] in _VARIABLE_START
         if v2:
             n = len(names)
             a2 = names.setdefault(a2, n)
             if a2 == n:
-                c0.append(0)
+                initial.append(0)
         if v1 and v2:
             shape = label + "(_,_)"
             atoms.append((shape, (a1, a2)))
-            k0 = hash(shape)
-            c0[a1] += k0
-            c0[a2] += ~k0
-            edges.append((a1, a2, k0, ~k0))
+            key = hash(shape)
+            initial[a1] += key
+            initial[a2] += ~key
+            edges.append((a1, a2, key, ~key))
         else:
             shape = label + "(" + ("_" if v1 else a1) + "," + ("_" if v2 else a2) + ")"
             if v1:
                 atoms.append((shape, (a1,)))
-                c0[a1] += hash(shape)
+                initial[a1] += hash(shape)
             elif v2:
                 atoms.append((shape, (a2,)))
-                c0[a2] += hash(shape)
+                initial[a2] += hash(shape)
             else:
                 atoms.append((shape, ()))
-    form.var_names = list(names)
-    form._inc = edges
-    form._c0 = c0
-    form._found = found
+    form.var_names, form.atoms = tuple(names), tuple(atoms)
+    form.edges, form.initial_colours = tuple(edges), tuple(initial)
     return form
 
 
 def _analyse(text: str, fmt: str) -> _Form:
     """Tokenise and compile; never raises for a string (failures are recorded on the form)."""
-    tokens = None
+    key = text
     try:
         form = _compile_fast(None, text, fmt)
         if form is None:
             tokens = tokenize(text)
-            form = _compile_fast(tokens, " ".join(tokens), fmt) or _compile(tokens, fmt)
-        form._fmt = fmt
+            key = " ".join(tokens)
+            form = _compile_fast(tokens, key, fmt) or _compile(tokens, fmt)
         return form
     except _Fail as fail:
-        form = _Form(" ".join(tokens))
+        form = _Form(key, fmt)
         form.failure = fail.failure
         return form
     except Exception as err:  # noqa: BLE001 - a parser bug must not crash an evaluation
-        form = _Form(" ".join(tokenize(text)))
+        form = _Form(" ".join(tokenize(text)), fmt)
         form.failure = ParseFailure("internal_error", repr(err))
         return form
 
@@ -640,8 +586,7 @@ def _analyse_reference(text: str, fmt: str) -> _Form:
     """References are scored again and again (every epoch, every model): keep their parse and colouring."""
     form = _analyse(text, fmt)
     if form.failure is None and form.var_names:
-        form.canon  # noqa: B018 - fill the lazily computed colouring now, while it is being cached
-        form.freeze()
+        form.colours  # noqa: B018 - fill the lazily computed colouring now, while it is being cached
     return form
 
 
@@ -687,7 +632,111 @@ def parse_or_raise(text, fmt: str = "auto") -> LogicalForm:
 
 
 # --------------------------------------------------------------------------------------------------
-# SEM
+# 4. Colour refinement (1-WL), in two kinds
+#
+# Hashed, one form at a time: a colour is a hash of the refinement signature (multisets hashed as sums), so
+# colours are comparable across forms without a shared dictionary that would grow without bound, and a
+# reference's colouring can be cached. Any isomorphism-invariant colouring keeps SEM exact: True is only ever
+# returned when the atoms match under a colour-induced bijection, and isomorphic forms get identical colours,
+# so a hash collision could only cost pruning power, never change a verdict.
+#
+# Exact, both sides of a pair in lockstep: signatures are numbered through a dictionary the two sides share,
+# so the colours are small ints, the same under any PYTHONHASHSEED. Sums of hashes are near-linear, and parity
+# structures (CFI graphs) make such sums coincide: the merge only costs pruning, but it would make the work the
+# search spends, hence an undecided verdict, depend on the hash seed. The search (section 5) uses this kind.
+
+
+def _hashed_round(edges, colours) -> list[int]:
+    """New colour = hash(old colour, multiset of (edge key, neighbour colour))."""
+    acc = [0] * len(colours)
+    for a, b, k0, k1 in edges:
+        acc[a] += hash((k0, colours[b]))
+        acc[b] += hash((k1, colours[a]))
+    return [hash(pair) for pair in zip(colours, acc)]
+
+
+def _hashed_refinement(edges, colours) -> list:
+    """Every round from ``colours`` on while the number of classes grows; the last one is stable."""
+    rounds = [colours]
+    n = len(colours)
+    k = len(set(colours))
+    while k < n:
+        new = _hashed_round(edges, colours)
+        k_new = len(set(new))
+        if k_new <= k:
+            break
+        colours, k = new, k_new
+        rounds.append(colours)
+    return rounds
+
+
+def _canon(atoms, colours) -> Counter:
+    """The atom multiset with every variable replaced by its colour."""
+    return Counter([
+        (shape, colours[vs[0]]) if len(vs) == 1 else (shape, colours[vs[0]], colours[vs[1]]) if vs else shape
+        for shape, vs in atoms
+    ])
+
+
+# Counter.__eq__ is a Python-level loop; two Counters built from lists never hold zero counts, so plain
+# dict equality (in C) is the same test, several times faster.
+_equal_counts = dict.__eq__
+
+
+def _exact_initial_colours(p: _Form, g: _Form) -> tuple[list[int], list[int]]:
+    """Per variable, its sorted (shape, slot) list, numbered in a dictionary both sides share."""
+    ids: dict = {}
+    out = []
+    for form in (p, g):
+        incident: list[list] = [[] for _ in form.var_names]
+        for shape, vs in form.atoms:
+            for slot, v in enumerate(vs):
+                incident[v].append((shape, slot))
+        out.append([ids.setdefault(tuple(sorted(s)), len(ids)) for s in incident])
+    return out[0], out[1]
+
+
+def _adjacency(atoms, n: int, slots: dict) -> list[list[tuple[int, int]]]:
+    """Per variable, (slot id, neighbour) over its two-variable atoms; ``slots`` numbers (shape, slot) pairs
+    and is shared by both sides of a pair."""
+    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for shape, vs in atoms:
+        if len(vs) == 2:
+            a, b = vs
+            adj[a].append((slots.setdefault((shape, 0), len(slots)), b))
+            adj[b].append((slots.setdefault((shape, 1), len(slots)), a))
+    return adj
+
+
+def _exact_round(adj, colours: list[int], ids: dict, width: int) -> list[int]:
+    """New colour = the number of (old colour, sorted neighbour colours, each combined with the slot id below
+    ``width``) in ``ids``, which both sides of a pair share."""
+    return [ids.setdefault((c, tuple(sorted([colours[u] * width + k for k, u in around]))), len(ids))
+            for c, around in zip(colours, adj)]
+
+
+def _exact_refinement(adj_p, cp, adj_g, cg, width: int, budget: _Budget):
+    """Refine both sides in lockstep until the number of classes stops growing: the two stable colourings, or
+    None as soon as their colour histograms differ. ``width``: the number of slot ids (_adjacency)."""
+    n = len(cp)
+    k = len(set(cp))
+    cost = 2 * n + sum(map(len, adj_p))  # both sides: n variables and m atoms each (two entries per atom)
+    while k < n:
+        budget.spend(cost)
+        ids: dict = {}
+        new_p = _exact_round(adj_p, cp, ids, width)
+        new_g = _exact_round(adj_g, cg, ids, width)
+        histogram = Counter(new_p)
+        if not _equal_counts(histogram, Counter(new_g)):
+            return None
+        if len(histogram) <= k:
+            break
+        cp, cg, k = new_p, new_g, len(histogram)
+    return cp, cg
+
+
+# --------------------------------------------------------------------------------------------------
+# 5. Matching: the SEM verdict
 
 
 class _OutOfBudget(Exception):
@@ -714,59 +763,33 @@ def _check_budget(budget) -> None:
         raise ValueError(f"budget must be a non-negative int (search work units) or None for no limit, not {budget!r}")
 
 
-def _adjacency(atoms, n: int, slots: dict) -> list[list[tuple[int, int]]]:
-    """Per variable, (slot id, neighbour) over its two-variable atoms; ``slots`` numbers (shape, slot) pairs
-    and is shared by both sides of a pair."""
-    adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    for shape, vs in atoms:
-        if len(vs) == 2:
-            a, b = vs
-            adj[a].append((slots.setdefault((shape, 0), len(slots)), b))
-            adj[b].append((slots.setdefault((shape, 1), len(slots)), a))
-    return adj
-
-
-def _exact_round(adj, colours: list[int], ids: dict, width: int) -> list[int]:
-    """One refinement round with exact signatures (old colour, sorted neighbour colours, each combined with
-    the slot id below ``width``), numbered through ``ids``, which both sides of a pair share. Sums of hashes
-    (_round) are near-linear, and parity structures (CFI graphs) make such sums coincide: the merge only
-    costs pruning, but it depends on PYTHONHASHSEED, and so would the work the search spends."""
-    return [ids.setdefault((c, tuple(sorted([colours[u] * width + k for k, u in around]))), len(ids))
-            for c, around in zip(colours, adj)]
-
-
-def _exact_colours0(p: _Form, g: _Form) -> tuple[list[int], list[int]]:
-    """Initial colours as numbered sorted (shape, slot) lists, shared by both sides (see _exact_round)."""
-    ids: dict = {}
-    out = []
-    for form in (p, g):
-        incident: list[list] = [[] for _ in form.var_names]
-        for shape, vs in form.atoms:
-            for slot, v in enumerate(vs):
-                incident[v].append((shape, slot))
-        out.append([ids.setdefault(tuple(sorted(s)), len(ids)) for s in incident])
-    return out[0], out[1]
-
-
-def _refine_pair(adj_p, cp, adj_g, cg, width: int, budget: _Budget):
-    """Refine both sides in lockstep, exactly (the colours become small ints numbered in order of first
-    appearance, the same under any string hashing); None as soon as their colour histograms differ.
-    ``width``: the number of slot ids of the adjacency lists (_adjacency)."""
-    n = len(cp)
-    k = len(set(cp))
-    cost = 2 * n + sum(map(len, adj_p))  # both sides: n variables and m atoms each (two entries per atom)
-    while k < n:
-        budget.spend(cost)
-        ids: dict = {}
-        np_ = _exact_round(adj_p, cp, ids, width)
-        ng = _exact_round(adj_g, cg, ids, width)
-        hist = Counter(np_)
-        if not _same(hist, Counter(ng)):
-            return None
-        if len(hist) <= k:
-            break
-        cp, cg, k = np_, ng, len(hist)
-    return cp, cg
+def _decide(p: _Form, g: _Form, budget: int | None, exact_reason: bool = False) -> str:
+    """Reason code of the verdict for two forms that both parsed (``undecided`` if the search ran out of
+    ``budget``): cheap counts first, then the colourings, and a search only when they leave a choice. With
+    ``exact_reason`` False (sem_match) the shape check is skipped when both colourings are discrete, as the
+    atom comparison subsumes it."""
+    if p.key == g.key:
+        return "exact_string"
+    if p.term != g.term or len(p.binders) != len(g.binders):
+        return "lambda_prefix"
+    if p.var_names and g.var_names and p.style != g.style:
+        return "format_mismatch"
+    if len(p.atoms) != len(g.atoms):
+        return "conjunct_count"
+    if len(p.var_names) != len(g.var_names):
+        return "variable_count"
+    if not g.var_names:
+        return "match" if _equal_counts(p.shape_counts, g.shape_counts) else "atom_shapes"
+    if not exact_reason:
+        n = len(g.var_names)
+        if len(set(p.colours)) == n == len(set(g.colours)):
+            return "match" if _equal_counts(p.canon, g.canon) else "no_consistent_mapping"
+    if not _equal_counts(p.shape_counts, g.shape_counts):
+        return "atom_shapes"
+    found = _search(p, g, budget)
+    if found is _UNDECIDED:
+        return "undecided"
+    return "match" if found is not None else "no_consistent_mapping"
 
 
 _UNDECIDED = "undecided"
@@ -781,7 +804,7 @@ def _search(p: _Form, g: _Form, budget: int | None) -> list[int] | str | None:
     docs/SEM.md §4.2, steps 5–6. Results are remembered (bounded, FIFO): only pairs that colour refinement
     leaves ambiguous get here, and those may be expensive, while the evaluate metric asks sem_match and then
     sem_verdict about the same pair."""
-    key = (p.key, p._fmt, g.key, g._fmt, budget)
+    key = (p.key, p.requested_fmt, g.key, g.requested_fmt, budget)
     if key in _SEARCHED:
         return _SEARCHED[key]
     try:
@@ -795,24 +818,23 @@ def _search(p: _Form, g: _Form, budget: int | None) -> list[int] | str | None:
 
 
 def _search_uncached(p: _Form, g: _Form, budget: _Budget) -> list[int] | None:
-    """Reject on the cached (hashed) colourings, else refine both sides again exactly, from scratch, and
+    """Reject on the cached hashed colourings, else refine both sides again exactly, from scratch, and
     search. The hashed colour of a variable is a function of its exact one at the same round, so forms that
     exact refinement cannot tell apart pass the first test under any PYTHONHASHSEED; the search then starts
     from the same exact colouring everywhere. That refinement is polynomial and not charged: the budget is
     for the search, so a pair that refinement decides is decided whatever the budget."""
-    cp, cg = p.colours, g.colours
-    if not _same(Counter(cp), Counter(cg)) or not _same(p.canon, g.canon):
+    if not _equal_counts(Counter(p.colours), Counter(g.colours)) or not _equal_counts(p.canon, g.canon):
         return None
-    cp, cg = _exact_colours0(p, g)
+    cp, cg = _exact_initial_colours(p, g)
     slots: dict = {}
     adj_p, adj_g = _adjacency(p.atoms, len(cp), slots), _adjacency(g.atoms, len(cg), slots)
-    exact = _refine_pair(adj_p, cp, adj_g, cg, max(len(slots), 1), _Budget(None))
-    if exact is None or not _same(Counter(exact[0]), Counter(exact[1])):
+    exact = _exact_refinement(adj_p, cp, adj_g, cg, max(len(slots), 1), _Budget(None))
+    if exact is None or not _equal_counts(Counter(exact[0]), Counter(exact[1])):
         return None
     cp, cg = exact
     if len(set(cp)) == len(cp):  # discrete: the map is forced (checked below)
         mapping = _forced_map(cp, cg)
-    elif not _same(_canon(p.atoms, cp), _canon(g.atoms, cg)):
+    elif not _equal_counts(_canon(p.atoms, cp), _canon(g.atoms, cg)):
         return None
     else:
         mapping = _solve(list(p.atoms), list(cp), list(g.atoms), list(cg), budget)
@@ -820,7 +842,7 @@ def _search_uncached(p: _Form, g: _Form, budget: _Budget) -> list[int] | None:
         return None
     # belt and braces (this path is rare): the map must carry pred's atom multiset onto gold's exactly
     renamed = Counter([(shape, tuple([mapping[v] for v in vs])) for shape, vs in p.atoms])
-    return mapping if _same(renamed, Counter(g.atoms)) else None
+    return mapping if _equal_counts(renamed, Counter(g.atoms)) else None
 
 
 def _solve(atoms_p, cp, atoms_g, cg, budget: _Budget) -> list[int] | None:
@@ -840,12 +862,12 @@ def _solve(atoms_p, cp, atoms_g, cg, budget: _Budget) -> list[int] | None:
     graphs): every call and refinement round spends from ``budget``, which raises _OutOfBudget when empty."""
     n = len(cp)
     budget.spend(2 * n + len(atoms_p) + len(atoms_g))
-    hist = Counter(cp)
-    if not _same(hist, Counter(cg)):
+    histogram = Counter(cp)
+    if not _equal_counts(histogram, Counter(cg)):
         return None
-    if len(hist) == n:
+    if len(histogram) == n:
         return _forced_map(cp, cg)
-    fixed = {c for c, k in hist.items() if k == 1}
+    fixed = {c for c, k in histogram.items() if k == 1}
     comps_p = _split(atoms_p, cp, fixed)
     if fixed or len(comps_p) > 1:
         groups: dict[frozenset, list] = {}
@@ -875,22 +897,22 @@ def _solve(atoms_p, cp, atoms_g, cg, budget: _Budget) -> list[int] | None:
     first: dict[int, int] = {}
     for v, c in enumerate(cp):
         first.setdefault(c, v)
-    pv = min((v for c, v in first.items() if hist[c] > 1), key=lambda v: (hist[cp[v]], v))
+    pv = min((v for c, v in first.items() if histogram[c] > 1), key=lambda v: (histogram[cp[v]], v))
     colour = cp[pv]
-    x = hash(("individualised", colour))
-    while x in hist:
-        x += 1
+    individual = hash(("individualised", colour))
+    while individual in histogram:
+        individual += 1
     for gv in [v for v, c in enumerate(cg) if c == colour]:
         cp2 = list(cp)
-        cp2[pv] = x
+        cp2[pv] = individual
         cg2 = list(cg)
-        cg2[gv] = x
-        refined = _refine_pair(adj_p, cp2, adj_g, cg2, width, budget)
+        cg2[gv] = individual
+        refined = _exact_refinement(adj_p, cp2, adj_g, cg2, width, budget)
         if refined is None:
             continue
         cp3, cg3 = refined
         budget.spend(len(atoms_p) + len(atoms_g))
-        if not _same(_canon(atoms_p, cp3), _canon(atoms_g, cg3)):
+        if not _equal_counts(_canon(atoms_p, cp3), _canon(atoms_g, cg3)):
             continue
         found = _solve(atoms_p, cp3, atoms_g, cg3, budget)
         if found is not None:
@@ -940,36 +962,8 @@ def _forced_map(cp, cg) -> list[int]:
     return [where[c] for c in cp]
 
 
-def _decide(p: _Form, g: _Form, budget: int | None, exact_reason: bool = False) -> str:
-    """Reason code of the verdict for two forms that both parsed (``undecided`` if the search ran out of
-    ``budget``). With ``exact_reason`` False (sem_match) the shape check is skipped when both colourings are
-    discrete, as the atom comparison subsumes it."""
-    if p.key == g.key:
-        return "exact_string"
-    if p.term != g.term or len(p.binders) != len(g.binders):
-        return "lambda_prefix"
-    if p.var_names and g.var_names and p.style != g.style:
-        return "format_mismatch"
-    if len(p.atoms) != len(g.atoms):
-        return "conjunct_count"
-    if len(p.var_names) != len(g.var_names):
-        return "variable_count"
-    if not g.var_names:
-        return "match" if _same(p.shapes, g.shapes) else "atom_shapes"
-    if not exact_reason:
-        n = len(g.var_names)
-        if len(set(p.colours)) == n == len(set(g.colours)):
-            return "match" if _same(p.canon, g.canon) else "no_consistent_mapping"
-    if not _same(p.shapes, g.shapes):
-        return "atom_shapes"
-    found = _search(p, g, budget)
-    if found is _UNDECIDED:
-        return "undecided"
-    return "match" if found is not None else "no_consistent_mapping"
-
-
 # The optional C fast path (hf_recogs/_sem_native.c): it decides two well-formed LFs in normalised spacing
-# whose stable colouring is discrete (all of ReCOGS gen) about 20x faster than the code below, and answers
+# whose stable colouring is discrete (all of ReCOGS gen) about 20x faster than the code above, and answers
 # -1 ("cannot tell") for anything else. HF_RECOGS_PURE_PYTHON=1 turns it off (for comparison and debugging).
 try:
     from hf_recogs._sem_native import verdict as _native_verdict
@@ -1033,6 +1027,10 @@ def _python_sem_verdict(prediction: str, reference: str, fmt: str, budget: int |
     return None if reason == "undecided" else reason in ("match", "exact_string")
 
 
+# --------------------------------------------------------------------------------------------------
+# 6. Diagnosis: what is wrong with a prediction
+
+
 def diagnose(prediction, reference, fmt: str = "auto", *, budget: int | None = DEFAULT_SEARCH_BUDGET) -> Diagnosis:
     """:func:`sem_match` with the reason, and for a mismatch the atoms missing from / extra in the
     prediction under a best-effort variable map (so an error analysis can say *what* is wrong). A pair whose
@@ -1077,11 +1075,9 @@ def _best_effort_map(p: _Form, g: _Form) -> dict[int, int]:
     mapping: dict[int, int] = {}
     if not p.var_names or not g.var_names:
         return mapping
-    rounds_p = _colour_rounds(p)
-    rounds_g = _colour_rounds(g)
     # last resort: the unary labels alone (``box(4')`` still pairs with ``box(4)`` when its roles are wrong)
-    rounds_p.insert(0, _unary_colours(p))
-    rounds_g.insert(0, _unary_colours(g))
+    rounds_p = [_unary_colours(p), *_hashed_refinement(p.edges, p.initial_colours)]
+    rounds_g = [_unary_colours(g), *_hashed_refinement(g.edges, g.initial_colours)]
     for r in range(min(len(rounds_p), len(rounds_g)) - 1, -1, -1):
         taken = set(mapping.values())
         cp = Counter(c for v, c in enumerate(rounds_p[r]) if v not in mapping)
@@ -1099,18 +1095,6 @@ def _unary_colours(form: _Form) -> list[int]:
         if len(vs) == 1:
             unary[vs[0]].append(shape)
     return [hash(tuple(sorted(u))) for u in unary]
-
-
-def _colour_rounds(form: _Form) -> list[list[int]]:
-    colours = form.colours0
-    rounds = [colours]
-    for _ in range(len(colours)):
-        new = _round(form.edges, colours)
-        if len(set(new)) <= len(set(colours)):
-            break
-        colours = new
-        rounds.append(colours)
-    return rounds
 
 
 def _atom_diff(p: _Form, g: _Form, mapping: dict[int, int]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -558,7 +558,7 @@ def _slow_equals_fast(text: str, fmt: str = "auto") -> None:
 def _same_form(fast, slow) -> None:
     assert (fast.var_names, fast.labels, fast.atoms, fast.style, fast.fmt) == (
         slow.var_names, slow.labels, slow.atoms, slow.style, slow.fmt)
-    assert (fast.colours0, fast.edges) == (slow.colours0, slow.edges)  # fused in the fast parser
+    assert (fast.initial_colours, fast.edges) == (slow.initial_colours, slow.edges)  # fused in the fast parser
 
 
 @settings(max_examples=1500, deadline=None)
