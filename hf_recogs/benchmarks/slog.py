@@ -17,7 +17,7 @@ so that they stay out of web-scraped training data. They are decrypted here, in 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from ..registry import SPLITS, DatasetConfig, Row, register
 from ..sources import SourceError, SourceUnavailable, UpstreamFile, open_zip_member, pinned, read_text
@@ -49,13 +49,6 @@ def _file(config: str, split: str) -> UpstreamFile:
     return pinned("slog", f"{FOLDER[config]}/{SPLIT_FILE[split]}")
 
 
-def _sources(config: str):
-    def sources(split: str, **params) -> list[UpstreamFile]:
-        return [_file(config, split)]
-
-    return sources
-
-
 def _rows(text: str, where: str) -> Iterator[Row]:
     if text and not text.endswith("\n"):
         raise SourceError(f"hf_recogs: {where} does not end with a newline")
@@ -73,33 +66,35 @@ def _gen_text(config: str) -> str:
     return open_zip_member(_file(config, "gen"), GEN_MEMBER[config], password=GEN_PASSWORD).decode("utf-8")
 
 
-def _generate(config: str):
-    def generate(split: str, **params) -> Iterator[Row]:
-        file = _file(config, split)
-        if split == "gen":
-            yield from _rows(_gen_text(config), f"{file} member {GEN_MEMBER[config]}")
-            return
-        try:
-            text = read_text(file)
-        except SourceUnavailable as err:
-            if config == "slog" and split == "train":
-                raise SourceUnavailable(
-                    f"{err}. Note: SLOG's COGS-LF train file is missing from the offline mirror and cannot "
-                    "be derived from the other files (hf_recogs docs/DATASETS.md §6.1); its "
-                    "validation/test/gen splits load without it, and config 'slog_varfree' has a train split."
-                ) from None
-            raise
-        yield from _rows(text, str(file))
-
-    return generate
+def _generate(config: str, split: str, **params) -> Iterator[Row]:
+    file = _file(config, split)
+    if split == "gen":
+        yield from _rows(_gen_text(config), f"{file} member {GEN_MEMBER[config]}")
+        return
+    try:
+        text = read_text(file)
+    except SourceUnavailable as err:
+        if config == "slog" and split == "train":
+            raise SourceUnavailable(
+                f"{err}. Note: SLOG's COGS-LF train file is missing from the offline mirror and cannot "
+                "be derived from the other files (hf_recogs docs/DATASETS.md §6.1); its "
+                "validation/test/gen splits load without it, and config 'slog_varfree' has a train split."
+            ) from None
+        raise
+    yield from _rows(text, str(file))
 
 
-for _name, _what in (("slog", "COGS-format logical forms"), ("slog_varfree", "variable-free logical forms")):
+def _sources(config: str, split: str, **params) -> list[UpstreamFile]:
+    return [_file(config, split)]
+
+
+def _register(name: str, what: str, metric: str, notes: str = "") -> None:
+    """Declare one SLOG config; ``what`` names its kind of logical form."""
     register(
         DatasetConfig(
-            name=_name,
+            name=name,
             description=(
-                f"SLOG structural generalization benchmark, {_what}: train / validation (upstream dev) / test, "
+                f"SLOG structural generalization benchmark, {what}: train / validation (upstream dev) / test, "
                 "and gen (17 categories × 1,000) decrypted at load time from upstream's password-protected "
                 "zip; gen is never exported."
             ),
@@ -107,15 +102,16 @@ for _name, _what in (("slog", "COGS-format logical forms"), ("slog_varfree", "va
             license=LICENSE,
             citations=CITATIONS,
             splits=SPLITS,
-            generate=_generate(_name),
-            sources=_sources(_name),
+            generate=partial(_generate, name),
+            sources=partial(_sources, name),
             hub_splits=HUB_SPLITS,
-            # variable-free forms have no variables to rename: SEM would read every one as malformed
-            metric="sem" if _name == "slog" else "exact",
-            notes=(
-                "train.tsv of the COGS-LF version is not in the offline mirror (only online download works)"
-                if _name == "slog"
-                else ""
-            ),
+            metric=metric,
+            notes=notes,
         )
     )
+
+
+_register("slog", "COGS-format logical forms", metric="sem",
+          notes="train.tsv of the COGS-LF version is not in the offline mirror (only online download works)")
+# variable-free forms have no variables to rename: SEM would read every one as malformed
+_register("slog_varfree", "variable-free logical forms", metric="exact")
