@@ -12,6 +12,7 @@ import ast
 import dataclasses
 import hashlib
 import logging
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,13 +31,17 @@ _BATCH_ROWS = 10_000
 _DTYPES = {"string": "string", "int32": "int32", "int64": "int64", "float32": "float32", "bool": "bool"}
 
 
-def row_modules() -> list[Path]:
-    """The package's files that can decide a generated row: this builder, every benchmark module, and every
-    module of the package they import (found statically, lazy imports inside functions included), plus the
-    pinned-file table. Editing anything else (training, reporting, the CLI, …) keeps the Arrow caches."""
-    package = Path(__file__).parent
-    todo = [Path(__file__), *sorted((package / "benchmarks").glob("*.py"))]
-    seen: set[Path] = set()
+def row_modules(config: DatasetConfig | None = None) -> list[Path]:
+    """The files that can decide a generated row of ``config``: this builder, the module that declares the
+    config, every module of the package it imports (found statically, lazy imports inside functions
+    included), and the pinned-file table. Without a config: every benchmark module instead of one. Editing
+    anything else (another benchmark, training, reporting, the CLI, …) keeps the config's Arrow caches."""
+    package = Path(__file__).resolve().parent
+    declaring = [_declaring_file(config)] if config is not None else sorted((package / "benchmarks").glob("*.py"))
+    todo = [package / "builder.py", *declaring]
+    # the catalogue imports every benchmark module (registry._load_benchmark_modules) to fill itself, which
+    # builds no row of this config: do not follow that import
+    seen: set[Path] = {package / "benchmarks" / "__init__.py"} if config is not None else set()
     while todo:
         path = todo.pop()
         if path in seen or not path.is_file():
@@ -59,16 +64,26 @@ def row_modules() -> list[Path]:
                 if module.split(".")[0] == package.name:  # `import hf_recogs.x` / `from hf_recogs.x import y`
                     name = package.joinpath(*module.split(".")[1:])
                     todo += [name.with_suffix(".py"), name / "__init__.py"]
-    return sorted([*(p for p in seen if package in p.parents), *package.glob("*.tsv")])
+    if config is not None:
+        seen.discard(package / "benchmarks" / "__init__.py")
+    # a config declared outside the package (a user's own module) counts its module too
+    return sorted({*(p for p in seen if package in p.parents or p in declaring), *package.glob("*.tsv")})
 
 
-@lru_cache(maxsize=1)
-def code_hash() -> str:
-    """Hash of everything that decides the generated rows, so that edits never reuse a stale Arrow cache."""
-    package = Path(__file__).parent
+def _declaring_file(config: DatasetConfig) -> Path:
+    generate = getattr(config.generate, "func", config.generate)  # unwrap a functools.partial
+    return Path(sys.modules[generate.__module__].__file__).resolve()
+
+
+@lru_cache(maxsize=256)
+def code_hash(config_name: str | None = None) -> str:
+    """Hash of everything that decides the generated rows (of one config, or of every config), so that edits
+    never reuse a stale Arrow cache."""
+    package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in row_modules():
-        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    for path in row_modules(get_config(config_name) if config_name else None):
+        name = path.relative_to(package) if package in path.parents else path.name
+        digest.update(str(name).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -153,10 +168,12 @@ class HfRecogs(datasets.ArrowBasedBuilder):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("dataset_name", DATASET_NAME)
-        base = kwargs.get("hash") or code_hash()
-        params = _params_from_kwargs(kwargs.get("config_name"), kwargs)
-        if params is not None:
-            base += availability_key(get_config(kwargs.get("config_name") or self.DEFAULT_CONFIG_NAME), params)
+        name = kwargs.get("config_name") or self.DEFAULT_CONFIG_NAME
+        params = _params_from_kwargs(name, kwargs)
+        if params is None:  # an unknown name or a bad parameter: datasets reports it
+            base = code_hash()
+        else:  # each config's cache is keyed on the code that builds it (and on which splits can be had)
+            base = code_hash(name) + availability_key(get_config(name), params)
         kwargs["hash"] = base
         super().__init__(*args, **kwargs)
 

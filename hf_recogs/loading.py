@@ -23,7 +23,8 @@ def _dataset_module():
 
     from . import builder
 
-    return DatasetModule(module_path=builder.__name__, hash=builder.code_hash(), builder_kwargs={"dataset_name": NAME})
+    # no hash here: the builder keys each config's cache on the code that builds that config (builder.code_hash)
+    return DatasetModule(module_path=builder.__name__, hash=None, builder_kwargs={"dataset_name": NAME})
 
 
 def _wrap_factory(factory):

@@ -12,7 +12,7 @@ import pytest
 import hf_recogs
 from hf_recogs import sources
 from hf_recogs import registry
-from hf_recogs.registry import DatasetConfig, Param, all_configs
+from hf_recogs.registry import DatasetConfig, Param, all_configs, get_config
 from hf_recogs.sources import ChecksumMismatch, SourceUnavailable, UpstreamFile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -316,8 +316,25 @@ def test_the_arrow_cache_key_covers_what_builds_rows_and_nothing_else():
     catalogue, the sources or anything they import must."""
     from hf_recogs.builder import row_modules
 
-    package = Path(hf_recogs.__file__).parent
+    package = Path(hf_recogs.__file__).resolve().parent
     names = {str(p.relative_to(package)) for p in row_modules()}
     assert {"builder.py", "registry.py", "sources.py", "upstream_files.tsv", "benchmarks/cogs.py",
             "benchmarks/recogs_derive.py", "benchmarks/sygns_semantics.py"} <= names
     assert not names & {"training.py", "reporting.py", "cli.py", "hub.py", "results.py", "sygns_eval.py"}
+
+
+def test_each_config_cache_is_keyed_on_its_own_benchmark_module():
+    """Editing benchmarks/cogs.py (or the SEM grammar it imports) rebuilds the COGS family's caches, not SCAN's."""
+    from hf_recogs.builder import code_hash, row_modules
+
+    package = Path(hf_recogs.__file__).resolve().parent
+
+    def names(config):
+        return {str(p.relative_to(package)) for p in row_modules(get_config(config))}
+
+    scan, recogs = names("scan_length"), names("recogs_pos")
+    assert {"builder.py", "registry.py", "sources.py", "upstream_files.tsv", "benchmarks/scan.py"} <= scan
+    assert not scan & {"benchmarks/cogs.py", "benchmarks/recogs_derive.py", "logical_forms.py", "benchmarks/sygns.py"}
+    assert {"benchmarks/cogs.py", "benchmarks/recogs_derive.py", "logical_forms.py"} <= recogs
+    assert "benchmarks/scan.py" not in recogs
+    assert code_hash("scan_length") == code_hash("scan_simple") != code_hash("recogs_pos")
