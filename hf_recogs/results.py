@@ -6,8 +6,10 @@
 For every finished seed (``seed_<n>/results.json`` present) it copies ``results.json``, the plots and
 ``curves.jsonl``, writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz`` (gzip without a
 timestamp, so the same predictions give the same bytes), and renders the model card afresh from
-``results.json`` (so that a run trained by an older version of the package gets the current card). ``--checkpoint`` also copies one seed's model, generation config and tokenizer, so that
-``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works: ``median`` picks the seed whose
+``results.json`` (so that a run trained by an older version of the package gets the current card).
+``--checkpoint`` also copies one seed's model, generation config and tokenizer (and a custom architecture's
+code files), so that ``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works (after
+``import hf_recogs.models``, or with ``trust_remote_code=True``): ``median`` picks the seed whose
 primary score on gen (else test, else validation) is the median of the seeds (the lower one of the middle two
 for an even count). Checkpoints above ``MAX_CHECKPOINT_MB`` are refused. With two or more finished seeds the
 aggregate (mean ± std over seeds) is computed here from their ``results.json``, so seeds trained by separate
@@ -91,7 +93,7 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
         out.mkdir(parents=True, exist_ok=True)
         names = [n for n in RUN_FILES if (src / n).is_file()]
         if seed == chosen:
-            names += [n for n in CHECKPOINT_FILES if (src / n).is_file()]
+            names += [n for n in CHECKPOINT_FILES + model_code_files(src) if (src / n).is_file()]
         for name in names:
             shutil.copyfile(src / name, out / name)
             written.append(out / name)
@@ -117,10 +119,37 @@ PER_PROCESS_KEYS = {"seeds", "data_seed", "cpu_threads", "overwrite_output_dir",
                     "eval_splits", "world_size"}
 
 
+def _option_defaults() -> dict:
+    """Our training options' defaults, as results.json records them. A run trained before an option existed did
+    not record it, and trained as its default does."""
+    import dataclasses
+
+    from .training import ExperimentArguments
+
+    defaults = {}
+    for f in dataclasses.fields(ExperimentArguments):
+        if f.default is not dataclasses.MISSING:
+            defaults[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            defaults[f.name] = f.default_factory()
+    return json.loads(json.dumps(defaults, default=str))
+
+
+def model_code_files(folder: Path) -> tuple[str, ...]:
+    """The code files a custom architecture's ``config.json`` names in its ``auto_map`` (the LSTM's), so that
+    the published folder also loads with ``trust_remote_code=True`` where hf_recogs is not installed."""
+    config = folder / "config.json"
+    auto_map = json.loads(config.read_text(encoding="utf-8")).get("auto_map", {}) if config.is_file() else {}
+    return tuple(sorted({ref.split(".")[0] + ".py" for ref in auto_map.values()}))
+
+
 def check_same_setup(seeds: dict[int, dict]) -> None:
     """Refuse to average seeds that trained different set-ups (another config written to the same folder)."""
+    defaults = _option_defaults()
+
     def setup(results: dict) -> dict:
-        hp = {k: v for k, v in results["hyperparameters"].items() if k not in PER_PROCESS_KEYS}
+        recorded = {**defaults, **results["hyperparameters"]}
+        hp = {k: v for k, v in recorded.items() if k not in PER_PROCESS_KEYS}
         return {"dataset": results["dataset"], "dataset_params": results["dataset_params"],
                 "arch": results["arch"], "metric": results["metric"], **hp}
 

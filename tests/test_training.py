@@ -736,6 +736,19 @@ def test_publish_aggregates_seeds_trained_by_separate_commands(tmp_path, capsys)
     overall = agg["splits"]["validation"]["overall"]
     assert agg["seeds"] == [7, 8] and overall["mean"] == pytest.approx(
         100 * sum(r[r["primary"]] for r in scores) / 2, abs=0.01)
+    # a seed trained before an option existed did not record it: it trained as the option's default
+    seed_8 = run / "seed_8" / "results.json"
+    older = json.loads(seed_8.read_text())
+    assert older["hyperparameters"].pop("early_stopping_patience") == 0
+    seed_8.write_text(json.dumps(older))
+    assert publish_main([str(run), str(tmp_path / "older")]) == 0
+    older["hyperparameters"]["early_stopping_patience"] = 3
+    seed_8.write_text(json.dumps(older))
+    capsys.readouterr()
+    assert publish_main([str(run), str(tmp_path / "patience")]) == 2
+    assert "early_stopping_patience" in capsys.readouterr().err
+    older["hyperparameters"]["early_stopping_patience"] = 0
+    seed_8.write_text(json.dumps(older))
     assert main([str(cfg), "seeds=[9]", "learning_rate=0.5"]) == 0
     capsys.readouterr()
     assert publish_main([str(run), str(tmp_path / "mixed")]) == 2
