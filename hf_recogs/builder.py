@@ -37,7 +37,10 @@ def row_modules(config: DatasetConfig | None = None) -> list[Path]:
     included), and the pinned-file table. Without a config: every benchmark module instead of one. Editing
     anything else (another benchmark, training, reporting, the CLI, …) keeps the config's Arrow caches."""
     package = Path(__file__).resolve().parent
-    declaring = [_declaring_file(config)] if config is not None else sorted((package / "benchmarks").glob("*.py"))
+    if config is None:
+        declaring = sorted((package / "benchmarks").glob("*.py"))
+    else:
+        declaring = [path] if (path := _declaring_file(config)) else []
     todo = [package / "builder.py", *declaring]
     # the catalogue imports every benchmark module (registry._load_benchmark_modules) to fill itself, which
     # builds no row of this config: do not follow that import
@@ -70,9 +73,11 @@ def row_modules(config: DatasetConfig | None = None) -> list[Path]:
     return sorted({*(p for p in seen if package in p.parents or p in declaring), *package.glob("*.tsv")})
 
 
-def _declaring_file(config: DatasetConfig) -> Path:
+def _declaring_file(config: DatasetConfig) -> Path | None:
+    """The file of the module that defines the config's ``generate`` (None for one typed into a notebook)."""
     generate = getattr(config.generate, "func", config.generate)  # unwrap a functools.partial
-    return Path(sys.modules[generate.__module__].__file__).resolve()
+    file = getattr(sys.modules.get(getattr(generate, "__module__", None) or ""), "__file__", None)
+    return Path(file).resolve() if file else None
 
 
 @lru_cache(maxsize=256)

@@ -5,7 +5,9 @@ import hashlib
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -338,3 +340,15 @@ def test_each_config_cache_is_keyed_on_its_own_benchmark_module():
     assert {"benchmarks/cogs.py", "benchmarks/recogs_derive.py", "logical_forms.py"} <= recogs
     assert "benchmarks/scan.py" not in recogs
     assert code_hash("scan_length") == code_hash("scan_simple") != code_hash("recogs_pos")
+    # a config typed into a notebook has no declaring file: its key covers the builder and the package's tables
+    notebook = types.ModuleType("notebook_cell")
+
+    def generate(split, **params):
+        yield {"input": "a", "output": "b", "category": "c"}
+
+    generate.__module__ = notebook.__name__
+    with mock.patch.dict(sys.modules, {notebook.__name__: notebook}):
+        spec = DatasetConfig(name="typed_in", description="", family="x", license="MIT", citations=(),
+                             splits=("train",), generate=generate)
+        names_typed = {str(p.relative_to(package)) for p in row_modules(spec)}
+    assert "builder.py" in names_typed and not any(n.startswith("benchmarks/") for n in names_typed)
