@@ -13,7 +13,8 @@ code files), so that ``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed
 primary score on gen (else test, else validation) is the median of the seeds (the lower one of the middle two
 for an even count). Checkpoints above ``MAX_CHECKPOINT_MB`` are refused. With two or more finished seeds the
 aggregate (mean ± std over seeds) is computed here from their ``results.json``, so seeds trained by separate
-commands count; seeds that trained different set-ups are refused. Unfinished seeds are skipped with a
+commands count, and so do seeds published to ``dest`` earlier from another run folder; seeds that trained
+different set-ups are refused before anything is written. Unfinished seeds are skipped with a
 message; nothing in the run folder is modified.
 """
 
@@ -85,6 +86,10 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
         if size_mb > MAX_CHECKPOINT_MB:
             raise PublishError(f"{weights} is {size_mb:.1f} MB, above {MAX_CHECKPOINT_MB} MB; publish it to the Hub "
                                "with python -m hf_recogs.hub instead")
+    # Seeds published to dest before (their run folders may be gone) count in the aggregate with the new ones.
+    every_seed = {**finished_seeds(dest), **seeds} if dest.is_dir() else dict(seeds)
+    if len(every_seed) > 1:
+        check_same_setup(every_seed)  # before anything is written
     from .reporting import write_model_card
 
     written: list[Path] = []
@@ -102,14 +107,12 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
             _gzip_copy(pred, target)
             written.append(target)
         written.append(write_model_card(out, seeds[seed]))
-    if len(seeds) > 1:
+    if len(every_seed) > 1:
         # Recomputed from the finished seeds: seeds trained by separate commands into one output_dir leave no
         # aggregate (or one over fewer seeds) in the run folder.
         from .reporting import write_aggregate
 
-        check_same_setup(seeds)
-        dest.mkdir(parents=True, exist_ok=True)
-        write_aggregate(dest, [seeds[s] for s in sorted(seeds)])
+        write_aggregate(dest, [every_seed[s] for s in sorted(every_seed)])
         written += [dest / name for name in AGGREGATE_FILES if (dest / name).is_file()]
     return written
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -736,6 +737,14 @@ def test_publish_aggregates_seeds_trained_by_separate_commands(tmp_path, capsys)
     overall = agg["splits"]["validation"]["overall"]
     assert agg["seeds"] == [7, 8] and overall["mean"] == pytest.approx(
         100 * sum(r[r["primary"]] for r in scores) / 2, abs=0.01)
+    # a seed published earlier from a run folder that is gone counts with the seeds of a later run folder
+    first, later, joined = tmp_path / "first", tmp_path / "later", tmp_path / "joined"
+    shutil.copytree(run / "seed_7", first / "seed_7")
+    shutil.copytree(run / "seed_8", later / "seed_8")
+    assert publish_main([str(first), str(joined)]) == 0 and not (joined / "aggregate.json").exists()
+    shutil.rmtree(first)
+    assert publish_main([str(later), str(joined)]) == 0
+    assert json.loads((joined / "aggregate.json").read_text())["splits"] == agg["splits"]
     # a seed trained before an option existed did not record it: it trained as the option's default
     seed_8 = run / "seed_8" / "results.json"
     older = json.loads(seed_8.read_text())
@@ -754,6 +763,13 @@ def test_publish_aggregates_seeds_trained_by_separate_commands(tmp_path, capsys)
     assert publish_main([str(run), str(tmp_path / "mixed")]) == 2
     err = capsys.readouterr().err.strip()
     assert "learning_rate" in err and "separate folders" in err and "\n" not in err
+    # the same against a seed published earlier, and the published folder is left as it was
+    other = tmp_path / "other"
+    shutil.copytree(run / "seed_9", other / "seed_9")
+    before = {p: p.read_bytes() for p in joined.rglob("*") if p.is_file()}
+    assert publish_main([str(other), str(joined)]) == 2
+    assert "learning_rate" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in joined.rglob("*") if p.is_file()} == before
 
 
 @pytest.mark.parametrize(
