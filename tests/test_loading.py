@@ -273,6 +273,21 @@ def test_bare_name_through_datasets(fixture_data, tmp_path, monkeypatch):
     assert "fixture_cfg" in datasets.get_dataset_config_names("hf_recogs")
 
 
+def test_bare_name_in_the_checkout_root_and_beside_a_users_folder(fixture_data, tmp_path, monkeypatch):
+    """In the repository root ./hf_recogs is the package itself: still our builder. A user's own folder named
+    hf_recogs is a local dataset folder, as datasets resolves it."""
+    import datasets
+
+    monkeypatch.chdir(Path(hf_recogs.__file__).parents[1])
+    loaded = datasets.load_dataset("hf_recogs", "fixture_cfg", cache_dir=str(tmp_path / "c"))
+    assert loaded["train"]["output"][0] == "eat . agent ( x _ 1 , Emma )"
+    users = tmp_path / "work"
+    (users / "hf_recogs").mkdir(parents=True)
+    (users / "hf_recogs" / "rows.csv").write_text("text\nhello\n")
+    monkeypatch.chdir(users)
+    assert datasets.load_dataset("hf_recogs", cache_dir=str(tmp_path / "c"))["train"]["text"] == ["hello"]
+
+
 def test_list_configs_has_one_line_descriptions(fixture_registered):
     listed = hf_recogs.list_configs()
     assert listed["fixture_cfg"] == "A fixture config for loading tests."
