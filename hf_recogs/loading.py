@@ -2,9 +2,9 @@
 
 datasets resolves a bare name as a local folder or a Hub repository and has no plugin mechanism. We wrap
 its ``dataset_module_factory`` (``datasets.load``) so that exactly the name ``"hf_recogs"`` resolves to
-our builder module (also in a checkout's root, where ``./hf_recogs`` is this package; a user's own folder of
-that name stays theirs); every other name goes through untouched. The wrapper is installed when datasets is
-imported (or at once if it already is), from ``import hf_recogs``.
+our builder module (also in a checkout's root, where ``./hf_recogs`` is the Python package; a user's own
+data folder of that name stays theirs); every other name goes through untouched. The wrapper is installed
+when datasets is imported (or at once if it already is), from ``import hf_recogs``.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ def _dataset_module():
     return DatasetModule(module_path=builder.__name__, hash=None, builder_kwargs={"dataset_name": NAME})
 
 
-def _is_this_package(folder: str) -> bool:
-    # In a checkout's root, ./hf_recogs is our source folder, not a user's data folder of that name.
-    return os.path.samefile(folder, os.path.dirname(os.path.abspath(__file__)))
+def _is_source_folder(folder: str) -> bool:
+    # In a checkout's root, ./hf_recogs is our Python package (installed editable or not), not a data folder.
+    return os.path.isfile(os.path.join(folder, "__init__.py"))
 
 
 def _wrap_factory(factory):
@@ -39,7 +39,7 @@ def _wrap_factory(factory):
 
     @functools.wraps(factory)
     def dataset_module_factory(path, *args, **kwargs):
-        if path == NAME and (not os.path.isdir(path) or _is_this_package(path)):
+        if path == NAME and (not os.path.isdir(path) or _is_source_folder(path)):
             return _dataset_module()
         return factory(path, *args, **kwargs)
 
