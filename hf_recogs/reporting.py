@@ -300,6 +300,12 @@ def _stats(values: list[float | None]) -> dict[str, Any]:
     return {"mean": r(mean), "ci_low": r(low), "ci_high": r(high), "values": [r(v) for v in values]}
 
 
+def _precision(results: dict[str, Any]) -> str:
+    """How the training steps computed: "bf16" / "fp16" autocast or "fp32"."""
+    mode = results.get("mixed_precision") or ("bf16" if results.get("bf16") else "no")
+    return "fp32" if mode == "no" else mode
+
+
 def aggregate(results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean and bootstrapped 95 % CI over seeds (in percent) for every split, category and group."""
     if not results_list:
@@ -310,6 +316,8 @@ def aggregate(results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "arch": results_list[0]["arch"],
         "metric": results_list[0]["metric"],
         "seeds": seeds,
+        # cpu_bf16: auto follows the CPU, so seeds of one set-up trained on different machines may differ here
+        "precision": {str(r["seed"]): _precision(r) for r in results_list},
         "ci": "percentile bootstrap over runs, 10,000 resamples, 95 %",
         "splits": {},
     }
@@ -361,6 +369,13 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
         "",
         f"Metric: {agg['metric']} (percent). Mean over seeds with a {agg['ci']} confidence interval.",
     ]
+    by_precision: dict[str, list[str]] = {}
+    for seed, mode in agg.get("precision", {}).items():
+        by_precision.setdefault(mode, []).append(seed)
+    if len(by_precision) > 1:  # worth a line only when the seeds differ
+        lines.append("Precision of the training steps: " + "; ".join(
+            f"{mode} (seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)})" for mode, seeds in by_precision.items())
+            + ".")
     explanations = dict.fromkeys(group_display(s)["explanation"] for s in agg["splits"].values())
     lines += [f"Groups: {text}" for text in explanations if text]
     for split, s in agg["splits"].items():

@@ -10,8 +10,11 @@ timestamp, so the same predictions give the same bytes), and renders the model c
 ``--checkpoint`` also copies one seed's model, generation config and tokenizer (and a custom architecture's
 code files), so that ``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works (after
 ``import hf_recogs.models``, or with ``trust_remote_code=True``): ``median`` picks the seed whose
-primary score on gen (else test, else validation) is the median of the seeds (the lower one of the middle two
-for an even count). Checkpoints above ``MAX_CHECKPOINT_MB`` are refused. With two or more finished seeds the
+primary score on gen (else test, else validation) is the median of all the seeds, those published to ``dest``
+before included (the lower one of the middle two for an even count). A published run keeps one checkpoint:
+the model files of its other seeds are removed from ``dest`` (their results and predictions stay), and a
+median seed published earlier keeps the checkpoint it already has there. Checkpoints above
+``MAX_CHECKPOINT_MB`` are refused. With two or more finished seeds the
 aggregate (mean ± std over seeds) is computed here from their ``results.json``, so seeds trained by separate
 commands count, and so do seeds published to ``dest`` earlier from another run folder; seeds that trained
 different set-ups are refused before anything is written. Unfinished seeds are skipped with a
@@ -74,22 +77,27 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
     seeds = finished_seeds(run_dir)
     if not seeds:
         raise PublishError(f"{run_dir}: no finished seed (no seed_<n>/results.json); let the run finish first")
+    # Seeds published to dest before (their run folders may be gone) count in the aggregate with the new ones,
+    # and in the choice of the median seed.
+    every_seed = {**finished_seeds(dest), **seeds} if dest.is_dir() else dict(seeds)
+    if len(every_seed) > 1:
+        check_same_setup(every_seed)  # before anything is written
     chosen = None
     if checkpoint is not None:
-        chosen = median_seed(seeds) if checkpoint == "median" else int(checkpoint)
-        if chosen not in seeds:
+        chosen = median_seed(every_seed) if checkpoint == "median" else int(checkpoint)
+        if chosen in seeds:
+            weights = run_dir / f"seed_{chosen}" / "model.safetensors"
+        elif chosen in every_seed:  # published earlier: its checkpoint must already be in dest
+            weights = dest / f"seed_{chosen}" / "model.safetensors"
+        else:
             raise PublishError(f"--checkpoint {checkpoint}: seed {chosen} is not a finished seed of {run_dir}")
-        weights = run_dir / f"seed_{chosen}" / "model.safetensors"
         if not weights.is_file():
-            raise PublishError(f"{weights} is missing; publish another seed or retrain this one")
+            raise PublishError(f"{weights} is missing (seed {chosen} is the one asked for); publish it from its run "
+                               "folder, or pass --checkpoint <seed> for another seed")
         size_mb = weights.stat().st_size / 2**20
         if size_mb > MAX_CHECKPOINT_MB:
             raise PublishError(f"{weights} is {size_mb:.1f} MB, above {MAX_CHECKPOINT_MB} MB; publish it to the Hub "
                                "with python -m hf_recogs.hub instead")
-    # Seeds published to dest before (their run folders may be gone) count in the aggregate with the new ones.
-    every_seed = {**finished_seeds(dest), **seeds} if dest.is_dir() else dict(seeds)
-    if len(every_seed) > 1:
-        check_same_setup(every_seed)  # before anything is written
     from .reporting import write_model_card
 
     written: list[Path] = []
@@ -107,6 +115,13 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
             _gzip_copy(pred, target)
             written.append(target)
         written.append(write_model_card(out, seeds[seed]))
+    if chosen is not None:  # one checkpoint per published run: the other seeds' models go
+        for seed in every_seed.keys() - {chosen}:
+            for name in CHECKPOINT_FILES + model_code_files(dest / f"seed_{seed}"):
+                stale = dest / f"seed_{seed}" / name
+                if stale.is_file():
+                    stale.unlink()
+                    print(f"removed {stale} (seed {chosen} holds this run's checkpoint now)")
     if len(every_seed) > 1:
         # Recomputed from the finished seeds: seeds trained by separate commands into one output_dir leave no
         # aggregate (or one over fewer seeds) in the run folder.
@@ -118,8 +133,10 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
 
 
 # Hyper-parameters that may differ between the seeds of one published run (how it ran, not what it trained).
+# bf16 is what the machine gave (cpu_bf16: auto follows the CPU); cpu_bf16, the setting, must agree, and the
+# aggregate states each seed's precision.
 PER_PROCESS_KEYS = {"seeds", "data_seed", "cpu_threads", "overwrite_output_dir", "per_device_eval_batch_size",
-                    "eval_splits", "world_size"}
+                    "eval_splits", "world_size", "bf16"}
 
 
 def _option_defaults() -> dict:

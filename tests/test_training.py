@@ -772,6 +772,63 @@ def test_publish_aggregates_seeds_trained_by_separate_commands(tmp_path, capsys)
     assert {p: p.read_bytes() for p in joined.rglob("*") if p.is_file()} == before
 
 
+def test_publish_keeps_one_checkpoint_at_the_median_of_every_published_seed(tmp_path, capsys):
+    """Seeds published in two steps: the median is taken over all of them, the run keeps one checkpoint, a median
+    seed published earlier keeps its own, and seeds whose CPU gave bf16 or fp32 under cpu_bf16: auto average
+    together with the precision of each stated."""
+    from hf_recogs.results import main as publish_main
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, seeds=[7, 8, 9], num_train_epochs=1, eval_splits=["validation", "gen"])
+    assert main([str(cfg)]) == 0
+    run = tmp_path / "out"
+
+    def set_gen(seed, score, **extra):  # fixed primary scores make the median known in advance
+        path = run / f"seed_{seed}" / "results.json"
+        results = json.loads(path.read_text())
+        gen = results["splits"]["gen"]
+        gen[gen["primary"]] = score
+        results.update(extra)
+        path.write_text(json.dumps(results))
+
+    set_gen(7, 0.5)
+    set_gen(8, 0.2, bf16=True, mixed_precision="bf16")
+    set_gen(9, 0.9)
+    first, later, dest = tmp_path / "first", tmp_path / "later", tmp_path / "published"
+    shutil.copytree(run / "seed_7", first / "seed_7")
+    for seed in (8, 9):
+        shutil.copytree(run / f"seed_{seed}", later / f"seed_{seed}")
+    assert publish_main([str(first), str(dest), "--checkpoint", "7"]) == 0
+    assert publish_main([str(later), str(dest), "--checkpoint", "median"]) == 0  # 0.2 < 0.5 < 0.9: seed 7
+    models = sorted(p.parent.name for p in dest.glob("seed_*/model.safetensors"))
+    assert models == ["seed_7"]
+    agg_md = (dest / "aggregate.md").read_text()
+    assert "Precision of the training steps: fp32 (seeds 7, 9); bf16 (seed 8)." in agg_md
+    assert json.loads((dest / "aggregate.json").read_text())["precision"] == {"7": "fp32", "8": "bf16", "9": "fp32"}
+    # seed 8 becomes the median: its model is copied and seed 7's goes, results and predictions stay
+    set_gen(8, 0.6, bf16=True, mixed_precision="bf16")
+    shutil.copyfile(run / "seed_8" / "results.json", later / "seed_8" / "results.json")
+    assert publish_main([str(later), str(dest), "--checkpoint", "median"]) == 0
+    assert sorted(p.parent.name for p in dest.glob("seed_*/model.safetensors")) == ["seed_8"]
+    assert not (dest / "seed_7" / "tokenizer.json").exists() and (dest / "seed_7" / "predictions_gen.jsonl.gz").exists()
+    # a median seed published earlier without its model: refused in one line, dest untouched
+    set_gen(8, 0.2, bf16=True, mixed_precision="bf16")
+    shutil.copyfile(run / "seed_8" / "results.json", later / "seed_8" / "results.json")
+    before = {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    assert publish_main([str(later), str(dest), "--checkpoint", "median"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "seed_7/model.safetensors is missing" in err and "--checkpoint <seed>" in err and "\n" not in err
+    assert {p: p.read_bytes() for p in dest.rglob("*") if p.is_file()} == before
+    # the setting itself must agree: cpu_bf16 true against auto is another set-up
+    hp_path = later / "seed_9" / "results.json"
+    results = json.loads(hp_path.read_text())
+    results["hyperparameters"]["cpu_bf16"] = "true"
+    hp_path.write_text(json.dumps(results))
+    assert publish_main([str(later), str(dest)]) == 2
+    assert "cpu_bf16" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("yaml_text", "argv", "needle"),
     [
