@@ -281,6 +281,16 @@ def _option_fields() -> dict[str, Any]:
     return options
 
 
+YAML11_BOOLEANS = {"yes": True, "on": True, "no": False, "off": False}
+
+
+def _takes_only_bool(annotation) -> bool:
+    """bool or Optional[bool]: not an option that also takes words (``Union[bool, str]``, enums)."""
+    import typing
+
+    return annotation is bool or set(typing.get_args(annotation)) == {bool, type(None)}
+
+
 def _takes_list(annotation) -> bool:
     import typing
 
@@ -312,12 +322,31 @@ def _to_argv(values: dict[str, Any]) -> list[str]:
     return argv
 
 
+def _options_loader():
+    """PyYAML's safe loader with YAML 1.2 booleans: only true/false. YAML 1.1 also reads no/yes/on/off as
+    booleans, which turned the Trainer's ``save_strategy: no`` into False (an invalid choice); parse_args turns
+    these words into booleans only for options that take nothing else."""
+    import yaml
+
+    class OptionsLoader(yaml.SafeLoader):
+        pass
+
+    bool_tag = "tag:yaml.org,2002:bool"
+    OptionsLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != bool_tag]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    OptionsLoader.add_implicit_resolver(bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                        list("tTfF"))
+    return OptionsLoader
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     import yaml
 
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} not found; pass a YAML file such as configs/smoke.yaml")
-    class UniqueKeyLoader(yaml.SafeLoader):
+    class UniqueKeyLoader(_options_loader()):
         """A mapping that repeats a key is an error (PyYAML would silently keep the last value)."""
 
         def construct_mapping(self, node, deep=False):
@@ -387,13 +416,16 @@ def parse_args(argv: Sequence[str] | None = None):
                 raise ConfigError(f"{key}= has no value; give one (e.g. {key}=<value>) or leave it out for the "
                                   "default")
             try:
-                values[key] = yaml.safe_load(raw)
+                values[key] = yaml.load(raw, Loader=_options_loader())  # noqa: S506 (safe loader)
             except yaml.YAMLError:
                 values[key] = raw
         elif item.endswith((".yaml", ".yml")) and not item.startswith("-") and not passthrough:
             raise ConfigError(f"the config file must come first and only once: {item!r}")
         else:
             passthrough.append(item)
+    for key, value in values.items():  # the YAML 1.1 words, for options that only take a boolean
+        if isinstance(value, str) and value.lower() in YAML11_BOOLEANS and _takes_only_bool(known[key]):
+            values[key] = YAML11_BOOLEANS[value.lower()]
     # Relative data_files are relative to the YAML file.
     if config_path is not None and isinstance(values.get("data_files"), dict):
         values["data_files"] = {

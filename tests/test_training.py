@@ -829,6 +829,22 @@ def test_publish_keeps_one_checkpoint_at_the_median_of_every_published_seed(tmp_
     assert "cpu_bf16" in capsys.readouterr().err
 
 
+def test_no_and_yes_are_words_in_configs_and_overrides(tmp_path):
+    """YAML 1.1 reads no/yes/on/off as booleans, so the Trainer's own value ``save_strategy: no`` used to fail
+    as "invalid choice: 'false'". Options are read with YAML 1.2 booleans: words stay words, and a bool option
+    written as no/yes still parses."""
+    from hf_recogs.training import parse_args
+
+    cfg = write_config(tmp_path)
+    cfg.write_text(cfg.read_text() + "eval_strategy: no\n")
+    experiment, training_args = parse_args([str(cfg), "save_strategy=no", "overwrite_output_dir=yes",
+                                            "predict_with_generate=off"])
+    assert training_args.save_strategy == "no" and training_args.eval_strategy == "no"
+    assert experiment.overwrite_output_dir is True and training_args.predict_with_generate is False
+    experiment, _ = parse_args([str(cfg), "overwrite_output_dir=false"])
+    assert experiment.overwrite_output_dir is False
+
+
 @pytest.mark.parametrize(
     ("yaml_text", "argv", "needle"),
     [
