@@ -40,6 +40,7 @@ import copy
 import dataclasses
 import difflib
 import errno
+import functools
 import json
 import logging
 import os
@@ -322,6 +323,7 @@ def _to_argv(values: dict[str, Any]) -> list[str]:
     return argv
 
 
+@functools.lru_cache(maxsize=1)
 def _options_loader():
     """PyYAML's safe loader with YAML 1.2 booleans: only true/false. YAML 1.1 also reads no/yes/on/off as
     booleans, which turned the Trainer's ``save_strategy: no`` into False (an invalid choice); parse_args turns
