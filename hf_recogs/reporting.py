@@ -520,6 +520,69 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
             "pipeline works, not how well the model generalises.")
 
 
+# Options of a recorded train.py command that say where and how one machine ran it, not what was trained:
+# the card's reproduce command leaves them out (the defaults work anywhere) and names the seed itself.
+RUN_LOCAL_OPTIONS = {"output_dir", "cpu_threads", "resume_from_checkpoint", "seeds", "overwrite_output_dir"}
+
+
+def reproduce_command(results: dict[str, Any]) -> str:
+    """The command a reader copies to train this seed again, from the command ``train.py`` recorded: the config
+    from the repository's ``configs/`` (runs may have used a copy of the code elsewhere), the options that change
+    the experiment, and ``--seeds <seed>``; paths and thread counts of the machine that ran it are dropped."""
+    import shlex
+
+    recorded = results.get("command")
+    if not recorded:
+        return "accelerate launch train.py configs/<name>.yaml"
+    words = shlex.split(recorded)
+    args = words[words.index("train.py") + 1:] if "train.py" in words else words
+    kept: list[str] = []
+    if args and args[0].endswith((".yaml", ".yml")):
+        config = Path(args.pop(0))
+        kept.append(f"configs/{config.name}" if config.parent.name == "configs" else str(config))
+    kept += ["--seeds", str(results["seed"])]
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word.startswith("--"):  # --key value [value ...]
+            values = []
+            i += 1
+            while i < len(args) and not args[i].startswith("--") and not _is_override(args[i]):
+                values.append(args[i])
+                i += 1
+            if word[2:] not in RUN_LOCAL_OPTIONS:
+                kept += [word, *values]
+            continue
+        if word.partition("=")[0] not in RUN_LOCAL_OPTIONS:  # key=value
+            kept.append(word)
+        i += 1
+    return "accelerate launch train.py " + " ".join(shlex.quote(w) for w in kept)
+
+
+def _is_override(word: str) -> bool:
+    key, eq, _ = word.partition("=")
+    return bool(eq) and key.isidentifier()
+
+
+def _with_group_display(results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` whose split summaries all say how their groups display: summaries written before that was
+    recorded take it from the dataset's registered config (a re-rendered card keeps the groups' explanation)."""
+    missing = [name for name, s in results["splits"].items() if s.get("groups") and "group_display" not in s]
+    if not missing:
+        return results
+    from .registry import get_config
+
+    try:
+        groups = get_config(results["dataset"]).category_groups
+    except ValueError:  # a dataset this version does not register
+        return results
+    if groups is None:
+        return results
+    splits = {name: ({**s, "group_display": groups.display()} if name in missing else s)
+              for name, s in results["splits"].items()}
+    return {**results, "splits": splits}
+
+
 def render_model_card(results: dict[str, Any], repo_id: str | None = None, template_path: Path | None = None,
                       example: str | None = None):
     """A ``huggingface_hub.ModelCard`` for one trained seed, with ``model-index`` results per split; ``example``
@@ -528,6 +591,7 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
 
     from .citations import CITATIONS
 
+    results = _with_group_display(results)
     dataset = results["dataset"]
     keys = [k for k in _citation_keys(dataset) if k in CITATIONS]
     eval_results = []
@@ -582,7 +646,8 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
             e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
         summary=(f"A `{results['arch']}` sequence-to-sequence model trained from scratch on the hf_recogs "
                  f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
-        reproduce=results.get("command") or "accelerate launch train.py configs/<name>.yaml",
+        reproduce=reproduce_command(results),
+        commit=(results.get("environment") or {}).get("git_commit"),
         citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",
         has_plot=True,
         example=json.dumps(example if isinstance(example, str) and example else "A cat smiled ."),

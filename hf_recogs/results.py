@@ -115,6 +115,8 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
             _gzip_copy(pred, target)
             written.append(target)
         written.append(write_model_card(out, seeds[seed]))
+    for seed in every_seed.keys() - seeds.keys():  # published earlier: its card follows this version too
+        written.append(write_model_card(dest / f"seed_{seed}", every_seed[seed]))
     if chosen is not None:  # one checkpoint per published run: the other seeds' models go
         for seed in every_seed.keys() - {chosen}:
             for name in CHECKPOINT_FILES + model_code_files(dest / f"seed_{seed}"):

@@ -275,6 +275,47 @@ def test_model_index_carries_the_gen_categories_and_groups():
     assert not any("in_distribution" in name for _, name in values)  # only the generalization split's categories
 
 
+@pytest.mark.parametrize("recorded, seed, expected", [
+    # a run of a copy of the code elsewhere, with the machine's paths, threads and a resume
+    (("accelerate launch train.py code4/configs/scan_length.yaml --seeds 77 --output_dir /root/runs/scan_length_lstm "
+      "--cpu_threads 1 --resume_from_checkpoint true"),
+     77, "accelerate launch train.py configs/scan_length.yaml --seeds 77"),
+    # key=value overrides: the experiment's own options stay, in their order
+    (("accelerate launch train.py configs/recogs_pos_transformer_fast.yaml 'seeds=[66]' cpu_threads=2 "
+      "arch=relative_transformer resume_from_checkpoint=true output_dir=/tmp/x num_train_epochs=60"),
+     66, ("accelerate launch train.py configs/recogs_pos_transformer_fast.yaml --seeds 66 arch=relative_transformer "
+          "num_train_epochs=60")),
+    # an option with a quoted mapping value, and a --key value option that changes the experiment
+    (("accelerate launch train.py configs/scan_simple.yaml --seeds 42 66 --learning_rate 5e-4 "
+      "'model_overrides={hidden_size: 200}'"),
+     42, ("accelerate launch train.py configs/scan_simple.yaml --seeds 42 --learning_rate 5e-4 "
+          "'model_overrides={hidden_size: 200}'")),
+])
+def test_card_reproduce_command_drops_what_only_one_machine_needs(recorded, seed, expected):
+    assert reporting.reproduce_command({"command": recorded, "seed": seed}) == expected
+
+
+def test_card_says_which_commit_trained_the_model():
+    result = _fake_result(3, 0.25, 0.75, 1.0)
+    result["command"] = "accelerate launch train.py code4/configs/toy.yaml --seeds 3 --output_dir /root/runs/toy"
+    result["environment"] = {"git_commit": "02d83c42b08aa5667dd32cd3a2d73edfeef311c3"}
+    card = str(reporting.render_model_card(result))
+    assert "commit `02d83c42b08aa5667dd32cd3a2d73edfeef311c3`" in card
+    assert "accelerate launch train.py configs/toy.yaml --seeds 3\n" in card
+    assert "/root/runs" not in card and "code4" not in card
+
+
+def test_card_of_an_older_results_file_still_explains_its_groups():
+    """results.json files written before summaries recorded how their groups display (the published seed 66 of
+    ReCOGS_pos): a re-rendered card takes the explanation from the dataset's config instead of dropping it."""
+    result = _fake_result(3, 0.25, 0.75, 1.0)
+    result["dataset"] = "recogs_pos"
+    assert "group_display" not in result["splits"]["gen"]
+    card = str(reporting.render_model_card(result))
+    assert "structural = `obj_pp_to_subj_pp`, `cp_recursion`, `pp_recursion`" in card
+    assert "group_display" not in result["splits"]["gen"]  # the caller's dict is left as it was
+
+
 # ---------------------------------------------------------------------------------------------------------
 # End to end (in process)
 
@@ -799,7 +840,10 @@ def test_publish_keeps_one_checkpoint_at_the_median_of_every_published_seed(tmp_
     for seed in (8, 9):
         shutil.copytree(run / f"seed_{seed}", later / f"seed_{seed}")
     assert publish_main([str(first), str(dest), "--checkpoint", "7"]) == 0
+    (dest / "seed_7" / "README.md").write_text("a card from an older version")
     assert publish_main([str(later), str(dest), "--checkpoint", "median"]) == 0  # 0.2 < 0.5 < 0.9: seed 7
+    # the seed published earlier gets its card from this version too, like the new ones
+    assert "seed 7" in (dest / "seed_7" / "README.md").read_text()
     models = sorted(p.parent.name for p in dest.glob("seed_*/model.safetensors"))
     assert models == ["seed_7"]
     agg_md = (dest / "aggregate.md").read_text()
