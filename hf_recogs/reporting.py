@@ -648,6 +648,7 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
                  f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
         reproduce=reproduce_command(results),
         commit=(results.get("environment") or {}).get("git_commit"),
+        commit_dirty=(results.get("environment") or {}).get("git_dirty"),
         citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",
         has_plot=True,
         example=json.dumps(example if isinstance(example, str) and example else "A cat smiled ."),

@@ -303,6 +303,9 @@ def test_card_says_which_commit_trained_the_model():
     assert "commit `02d83c42b08aa5667dd32cd3a2d73edfeef311c3`" in card
     assert "accelerate launch train.py configs/toy.yaml --seeds 3\n" in card
     assert "/root/runs" not in card and "code4" not in card
+    assert "not committed" not in card
+    result["environment"]["git_dirty"] = True  # a run of a working tree with changes says so
+    assert "plus changes that were not committed" in str(reporting.render_model_card(result))
 
 
 def test_card_of_an_older_results_file_still_explains_its_groups():
