@@ -553,15 +553,15 @@ def reproduce_command(results: dict[str, Any]) -> str:
             if word[2:] not in RUN_LOCAL_OPTIONS:
                 kept += [word, *values]
             continue
-        if word.partition("=")[0] not in RUN_LOCAL_OPTIONS:  # key=value
+        if word.partition("=")[0].strip() not in RUN_LOCAL_OPTIONS:  # key=value
             kept.append(word)
         i += 1
     return "accelerate launch train.py " + " ".join(shlex.quote(w) for w in kept)
 
 
 def _is_override(word: str) -> bool:
-    key, eq, _ = word.partition("=")
-    return bool(eq) and key.isidentifier()
+    """train.py's own rule for a key=value override (``training.parse_args``), wherever it stands."""
+    return "=" in word and not word.startswith("-")
 
 
 def _with_group_display(results: dict[str, Any]) -> dict[str, Any]:
