@@ -62,6 +62,7 @@ logger = logging.getLogger("hf_recogs.training")
 EVAL_SPLITS = tuple(s for s in SPLITS if s != "train")
 METRICS = ("auto", *DATASET_METRICS)  # auto: the one the dataset's catalogue entry declares
 DATA_ORDERS = ("reshuffle", "fixed", "grouped")
+LOSS_WEIGHTINGS = ("batch", "token")
 
 
 class ConfigError(ValueError):
@@ -125,6 +126,15 @@ class ExperimentArguments:
             "help": "reshuffle: new order every epoch (Trainer default); fixed: shuffle once per seed and read "
             "in that order every epoch (ReCOGS reference); grouped: batches of similar source length, reshuffled "
             "every epoch (less padding: 3-4x the training throughput on CPU, bench/train_bench.py)"
+        },
+    )
+    loss_weighting: str = field(
+        default="batch",
+        metadata={
+            "help": "batch: each batch's loss is the mean over its target tokens (the Trainer's; with grouped "
+            "batches every example then weighs the same, whatever its length); token: every target token of the "
+            "training set weighs the same (each batch's summed loss over the mean tokens of a training batch), "
+            "what random batches give long examples"
         },
     )
     decay_all_parameters: bool = field(
@@ -205,6 +215,8 @@ class ExperimentArguments:
                               f"got {self.early_stopping_patience}")
         if self.data_order not in DATA_ORDERS:
             raise ConfigError(f"data_order={self.data_order!r} is not one of {', '.join(DATA_ORDERS)}")
+        if self.loss_weighting not in LOSS_WEIGHTINGS:
+            raise ConfigError(f"loss_weighting={self.loss_weighting!r} is not one of {', '.join(LOSS_WEIGHTINGS)}")
         for name, allowed in (("eval_splits", EVAL_SPLITS), ("tokenizer_splits", SPLITS)):
             bad = [s for s in getattr(self, name) if s not in allowed]
             if bad:
@@ -824,8 +836,10 @@ def _trainer_class():
 
     class BaselineTrainer(Seq2SeqTrainer):
         def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", category_groups=None,
-                     source_monitor=None, curve_max_length=512, curve_log=None, cpu_bf16=False, **kwargs):
+                     source_monitor=None, curve_max_length=512, curve_log=None, cpu_bf16=False,
+                     tokens_per_batch=None, **kwargs):
             super().__init__(*args, **kwargs)
+            self.tokens_per_batch = tokens_per_batch  # set: loss_weighting token
             self.cpu_bf16 = cpu_bf16  # our own decoding loops autocast like the Trainer's steps
             self.decay_all, self.curve_sets, self.metric = decay_all, curve_sets or {}, metric
             self.category_groups = category_groups
@@ -835,6 +849,16 @@ def _trainer_class():
             if self.decay_all:  # the ReCOGS reference decays biases and LayerNorm weights too
                 return [name for name, p in model.named_parameters() if p.requires_grad]
             return super().get_decay_parameter_names(model)
+
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            if self.tokens_per_batch is None or not model.training:
+                return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+            # The models return the mean over the batch's target tokens; rescale it to their sum over the
+            # training set's mean per batch, so that a long batch counts for its tokens.
+            n_tokens = (inputs["labels"] != -100).sum()
+            loss, outputs = super().compute_loss(model, inputs, True, num_items_in_batch)
+            loss = loss * (n_tokens / self.tokens_per_batch)
+            return (loss, outputs) if return_outputs else loss
 
         def _get_train_sampler(self, train_dataset=None):
             # The Trainer groups by source length only (it drops a `length` column before sampling); decoder
@@ -960,6 +984,12 @@ def _early_stopping(exp: ExperimentArguments):
     return EarlyStoppingCallback(early_stopping_patience=exp.early_stopping_patience)
 
 
+def _tokens_per_batch(train_ds, args) -> float:
+    """Mean target tokens (the labels the loss counts) of a training batch: the divisor of loss_weighting token."""
+    per_row = sum(len(labels) for labels in train_ds["labels"]) / len(train_ds)
+    return per_row * args.per_device_train_batch_size
+
+
 def _source_check_batches(raw, tokenizer, max_positions: int, collator, rows: int = 128, batch_size: int = 64):
     """Fixed batches for the source gap: a random sample (seed 0) of validation (or train) rows."""
     split = raw["validation"] if "validation" in raw else raw["train"]
@@ -1031,7 +1061,8 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, category_groups=category_groups,
         source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
-        cpu_bf16=cpu_bf16,
+        cpu_bf16=cpu_bf16, tokens_per_batch=_tokens_per_batch(train_ds, args) if exp.loss_weighting == "token"
+        and training else None,
     )
     if resume:
         logger.info("seed %d: resuming from %s", seed, resume)

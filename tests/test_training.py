@@ -118,6 +118,7 @@ def test_yaml_plus_overrides(tmp_path):
         ("", ["num_train_epochs=many"], "num_train_epochs"),
         ("", ["arch=gru"], "arch='gru' is not one of transformer, reference_transformer, lstm, relative_transformer"),
         ("", ["metric=bleu"], "metric='bleu' is not one of"),
+        ("", ["loss_weighting=sum"], "loss_weighting='sum' is not one of batch, token"),
         ("", ["eval_splits=[dev]"], "eval_splits: 'dev' not among"),
         ("", ["model_overrides=[1, 2]"], "model_overrides takes a single value (a mapping"),
         ("", ["model_overrides=5"], "model_overrides must be a mapping"),
@@ -659,6 +660,47 @@ def test_grouped_batches_follow_source_plus_target_length(tmp_path):
     batches = [[lengths[i] for i in order[k : k + 8]] for k in range(0, 256, 8)]
     spread = sum(max(b) - min(b) for b in batches) / len(batches)
     assert spread < 6, spread  # random batches of these lengths spread by ~30
+
+
+def test_token_loss_weighting_counts_every_target_token_the_same(tmp_path):
+    """loss_weighting token: a batch's loss is its summed token cross-entropy over the training set's mean tokens
+    per batch, so a batch of long targets outweighs one of short targets; the default stays the batch mean."""
+    import datasets
+    import torch
+    import torch.nn.functional as F
+    from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments
+
+    from hf_recogs.models import build_model
+    from hf_recogs.tokenization import build_tokenizer
+    from hf_recogs.training import _tokens_per_batch, _trainer_class, tokenize_dataset
+
+    rows = [{"input": "a b", "output": " ".join(["c"] * n), "category": "x"} for n in (1, 1, 9, 9)]
+    ds = datasets.Dataset.from_list(rows)
+    tok = build_tokenizer(ds["input"], ds["output"])
+    tokenized = tokenize_dataset(ds, tok, 64)
+    label_lengths = [len(labels) for labels in tokenized["labels"]]
+    assert label_lengths[2] - label_lengths[0] == 8  # one label per target word, plus the same specials
+    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=2, use_cpu=True,
+                                    report_to="none")
+    per_batch = _tokens_per_batch(tokenized, args)
+    assert per_batch == pytest.approx(sum(label_lengths) / 4 * 2)
+    model = build_model("transformer", tok, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+                        **TINY_MODEL)
+    model.train()
+    collate = DataCollatorForSeq2Seq(tok, model=model, label_pad_token_id=-100, padding=True)
+    token_trainer = _trainer_class()(model=model, args=args, processing_class=tok, tokens_per_batch=per_batch)
+    batch_trainer = _trainer_class()(model=model, args=args, processing_class=tok)
+    for pair in ([0, 1], [2, 3]):
+        batch = collate([{k: tokenized[i][k] for k in ("input_ids", "attention_mask", "labels")} for i in pair])
+        labels = batch["labels"]
+        with torch.no_grad():
+            logits = model(**batch).logits
+            summed = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100, reduction="sum")
+            token_loss = token_trainer.compute_loss(model, dict(batch))
+            batch_loss = batch_trainer.compute_loss(model, dict(batch))
+        n_tokens = int((labels != -100).sum())
+        assert token_loss.item() == pytest.approx(summed.item() / per_batch, rel=1e-5)
+        assert batch_loss.item() == pytest.approx(summed.item() / n_tokens, rel=1e-5)
 
 
 def test_reference_transformer_trains_end_to_end(tmp_path):
