@@ -1053,6 +1053,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     seed_dir.mkdir(parents=True, exist_ok=True)
     resume = _resume_target(targs.resume_from_checkpoint, seed_dir, n_seeds) if training else None
     clock = TrainingClock(resume) if training else None
+    tokens_per_batch = _tokens_per_batch(train_ds, args) if training and exp.loss_weighting == "token" else None
     trainer = _trainer_class()(
         model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer,
         # our evaluate() reads the fixed samples, not eval_dataset; the Trainer only checks that one is given
@@ -1061,8 +1062,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         decay_all=exp.decay_all_parameters, curve_sets=curve_sets, metric=metric, category_groups=category_groups,
         source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
-        cpu_bf16=cpu_bf16, tokens_per_batch=_tokens_per_batch(train_ds, args) if exp.loss_weighting == "token"
-        and training else None,
+        cpu_bf16=cpu_bf16, tokens_per_batch=tokens_per_batch,
     )
     if resume:
         logger.info("seed %d: resuming from %s", seed, resume)
