@@ -9,13 +9,15 @@
 
 A predictions file is JSONL with one object per row of the split, in the split's order, with a
 ``prediction`` field (and optionally ``input``: then every row's input must equal the split's), or TSV/plain
-text with one prediction per line (a TSV line ``input<TAB>prediction`` is checked the same way). Errors are one
-line on stderr with exit status 2.
+text with one prediction per line (a TSV line ``input<TAB>prediction`` is checked the same way); any of them may
+be gzipped (``.jsonl.gz``, as in ``results/``). COGS-family gen scores also list the recursion categories per
+depth. Errors are one line on stderr with exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -83,14 +85,23 @@ def cmd_show(args) -> int:
 
 
 def read_predictions(path: Path) -> tuple[list[str], list[str] | None]:
-    """(predictions, inputs or None) from a JSONL, TSV or plain-text predictions file."""
+    """(predictions, inputs or None) from a JSONL, TSV or plain-text predictions file, gzipped or not (the
+    ``predictions_<split>.jsonl.gz`` of published runs)."""
     if not path.is_file():
         raise CliError(f"{path}: no such predictions file")
+    data = path.read_bytes()
+    kind = path.suffix
+    if kind == ".gz":
+        kind = Path(path.stem).suffix
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            raise CliError(f"{path}: not a complete gzip file; gzip it again or give the plain file") from None
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = data.decode("utf-8").splitlines()
     except UnicodeDecodeError:
         raise CliError(f"{path}: not UTF-8 text; write predictions as UTF-8 JSONL or TSV") from None
-    if path.suffix in (".jsonl", ".json"):
+    if kind in (".jsonl", ".json"):
         predictions, inputs = [], []
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -149,6 +160,8 @@ def _table(summary: dict[str, Any]) -> str:
 
     for name, s in summary["per_category"].items():
         lines.append(row(name, s))
+        for depth, at_depth in summary.get("per_depth", {}).get(name, {}).items():
+            lines.append(row(f"  depth {depth}", at_depth))
     for name, s in summary["groups"].items():
         lines.append(row(f"[{name}]", s))
     lines.append(row("OVERALL", summary))

@@ -60,13 +60,16 @@ class CategoryGroups:
     ``names`` are the groups in display order, ``of(category)`` the groups a category belongs to (empty when
     it belongs to none). ``explanation`` defines the groups in one markdown sentence (model cards, aggregates);
     ``highlighted`` is the group whose bars plots draw red (where models fail: COGS's structural cases);
-    ``brief`` the groups of one-line summaries and curve plots (default: all of ``names``)."""
+    ``brief`` the groups of one-line summaries and curve plots (default: all of ``names``). ``depth(category,
+    input)``, when given, is how deeply a row of a recursion category nests (None for other categories): summaries
+    then also score those categories per depth (``per_depth``)."""
 
     names: tuple[str, ...]
     of: Callable[[str], tuple[str, ...]]
     explanation: str = ""
     highlighted: str | None = None
     brief: tuple[str, ...] | None = None
+    depth: Callable[[str, str], int | None] | None = None
 
     def __post_init__(self):
         unknown = {self.highlighted, *(self.brief or ())} - {None, *self.names}

@@ -94,7 +94,8 @@ def summarize(records: Sequence[dict[str, Any]], metric: str,
     """Overall, per-category and per-group scores of one split's records. The groups are those of
     ``category_groups`` (the config's ``DatasetConfig.category_groups``; none without it), and the summary
     records which groups each category belongs to (``category_groups``: {category: [groups]}), so that tables,
-    plots and aggregates read them from the summary alone."""
+    plots and aggregates read them from the summary alone. Where the groups declare a ``depth`` and the records
+    carry their input, ``per_depth`` scores the recursion categories at each depth ({category: {depth: scores}})."""
     summary = _score(records)
     summary["primary"] = "sem_match" if metric == "sem" else "exact_match"
     by_cat: dict[str, list] = defaultdict(list)
@@ -112,6 +113,15 @@ def summarize(records: Sequence[dict[str, Any]], metric: str,
     summary["category_groups"] = groups_of
     if category_groups:
         summary["group_display"] = category_groups.display()
+    if category_groups and category_groups.depth:
+        by_depth: dict[str, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+        for r in records:
+            depth = category_groups.depth(r["category"], r["input"]) if "input" in r else None
+            if depth is not None:
+                by_depth[r["category"]][depth].append(r)
+        if by_depth:  # string keys, as JSON gives them back
+            summary["per_depth"] = {c: {str(d): _score(rows) for d, rows in sorted(by_depth[c].items())}
+                                    for c in sorted(by_depth)}
     return summary
 
 

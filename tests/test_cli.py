@@ -4,6 +4,7 @@ Expected sizes are the official SCAN simple-split files (train 16,728 and test 4
 2018's release), not numbers read from our code.
 """
 
+import gzip
 import json
 import subprocess
 import sys
@@ -129,8 +130,9 @@ def test_score_reports_the_configs_category_groups(mirror, tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     rows = list(hf_recogs.load_dataset("cogs", split="gen"))
     preds = ["WRONG" if r["category"] == "cp_recursion" else r["output"] for r in rows]
-    path = tmp_path / "preds.txt"
-    path.write_text("".join(p + "\n" for p in preds))
+    path = tmp_path / "predictions_gen.jsonl.gz"  # gzipped, as published runs store them
+    path.write_bytes(gzip.compress("".join(json.dumps({"input": r["input"], "prediction": p}) + "\n"
+                                           for r, p in zip(rows, preds)).encode()))
     out = run_cli("score", str(path), "--config", "cogs", "--split", "gen", "--json", "s.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     scores = json.loads((tmp_path / "s.json").read_text())
@@ -138,5 +140,17 @@ def test_score_reports_the_configs_category_groups(mirror, tmp_path, monkeypatch
     assert {g: (s["n"], s["sem_match"]) for g, s in scores["groups"].items()} == {
         "lexical": (18_000, 1.0), "structural": (3_000, 2 / 3), "lexical_15": (15_000, 1.0)}
     assert scores["category_groups"]["cp_recursion"] == ["structural"]
+    # COGS gen nests its recursion rows 3 to 12 deep (Kim & Linzen 2020), 100 rows at each depth
+    depths = [str(d) for d in range(3, 13)]
+    assert {c: {d: (s["n"], s["sem_match"]) for d, s in by.items()} for c, by in scores["per_depth"].items()} == {
+        "cp_recursion": {d: (100, 0.0) for d in depths}, "pp_recursion": {d: (100, 1.0) for d in depths}}
+    assert "  depth 12 " in out.stdout
     assert scores["category_groups"]["subj_to_obj_proper"] == ["lexical"]
     assert "[structural]" in out.stdout
+
+
+def test_score_says_a_broken_gzip_file_in_one_line(tmp_path):
+    path = tmp_path / "preds.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"prediction": "x"}\n')[:-6])  # cut short, as by an interrupted copy
+    out = run_cli("score", str(path), "--config", "cogs", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a complete gzip file" in out.stderr

@@ -1158,6 +1158,29 @@ def test_summarize_infers_no_groups_from_category_names():
     assert reporting.highlighted(grouped) == set(cogs.STRUCTURAL)
 
 
+def test_summaries_score_cogs_recursion_rows_per_depth():
+    """COGS's recursion categories are also scored per depth: embedded clauses (one *that* each) for cp_recursion,
+    prepositional phrases for pp_recursion; other categories, and records without their input, have none."""
+    from hf_recogs.benchmarks import cogs
+
+    def row(category, sentence, right):
+        return {**_rec(category, right, right), "input": sentence}
+
+    records = [
+        row("cp_recursion", "Emma said that a cat noticed that the dog knew that Liam slept .", True),
+        row("cp_recursion", "A girl hoped that Ava believed that a boy said that the cake burned .", False),
+        row("cp_recursion", "Noah said that a cat noticed that Emma knew that a boy liked that the girl smiled .", True),
+        row("pp_recursion", "Ava ate the cake on the plate beside a box in the house .", False),
+        row("subj_to_obj_common", "The cat on the mat smiled .", True),
+    ]
+    s = reporting.summarize(records, "sem", cogs.CATEGORY_GROUPS)
+    assert {c: {d: (v["n"], v["sem_match"]) for d, v in depths.items()} for c, depths in s["per_depth"].items()} == {
+        "cp_recursion": {"3": (2, 0.5), "4": (1, 1.0)}, "pp_recursion": {"3": (1, 0.0)}}
+    without_inputs = [{k: v for k, v in r.items() if k != "input"} for r in records]
+    assert "per_depth" not in reporting.summarize(without_inputs, "sem", cogs.CATEGORY_GROUPS)
+    assert "per_depth" not in reporting.summarize(records, "sem")
+
+
 def test_plots_and_aggregates_read_the_groups_from_the_summaries(tmp_path, monkeypatch):
     """Bars are red for the categories the summary puts in the structural group; results written before
     summaries recorded their categories' groups plot without colours."""

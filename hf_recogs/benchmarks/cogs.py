@@ -76,6 +76,21 @@ def groups_of(category: str) -> tuple[str, ...]:
     return ("lexical", "lexical_15")
 
 
+PREPOSITIONS = ("in", "on", "beside")  # the only three in COGS's grammar
+
+
+def recursion_depth(category: str, sentence: str) -> int | None:
+    """How deeply a recursion row nests: the embedded clauses of a ``cp_recursion`` sentence (each opens with
+    *that*, which COGS uses for nothing else) or the prepositional phrases of a ``pp_recursion`` one; None for
+    every other category. Training sentences nest to depth 2; gen has 100 rows at each depth from 3 to 12."""
+    words = sentence.split()
+    if category == "cp_recursion":
+        return words.count("that")
+    if category == "pp_recursion":
+        return sum(word in PREPOSITIONS for word in words)
+    return None
+
+
 CATEGORY_GROUPS = CategoryGroups(
     ("lexical", "structural", "lexical_15"), groups_of,
     explanation="`lexical` / `structural` group the COGS generalisation categories as in the COGS README and the "
@@ -84,6 +99,7 @@ CATEGORY_GROUPS = CategoryGroups(
                 "reference code's `lex_acc`).",
     highlighted="structural",
     brief=("lexical", "structural"),
+    depth=recursion_depth,
 )
 
 
