@@ -414,7 +414,7 @@ def test_ddp_two_processes_cpu(tmp_path):
     for split in ("validation", "gen"):
         rows = [json.loads(line) for line in (d / f"predictions_{split}.jsonl").read_text().splitlines()]
         assert len(rows) == 24  # none missing, none duplicated
-        gold_inputs = [json.loads(line)["input"] for line in open(tmp_path / f"{split}.jsonl")]
+        gold_inputs = [json.loads(line)["input"] for line in (tmp_path / f"{split}.jsonl").read_text().splitlines()]
         assert [r["input"] for r in rows] == gold_inputs
         enc = tok([r["input"] for r in rows], return_tensors="pt", padding=True, return_token_type_ids=False)
         with torch.no_grad():
