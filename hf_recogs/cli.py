@@ -20,6 +20,7 @@ import argparse
 import gzip
 import json
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,7 @@ def read_predictions(path: Path) -> tuple[list[str], list[str] | None]:
         kind = Path(path.stem).suffix
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):  # not gzip, cut short, or damaged inside
             raise CliError(f"{path}: not a complete gzip file; gzip it again or give the plain file") from None
     try:
         lines = data.decode("utf-8").splitlines()

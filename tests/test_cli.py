@@ -154,3 +154,8 @@ def test_score_says_a_broken_gzip_file_in_one_line(tmp_path):
     path.write_bytes(gzip.compress(b'{"prediction": "x"}\n')[:-6])  # cut short, as by an interrupted copy
     out = run_cli("score", str(path), "--config", "cogs", cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a complete gzip file" in out.stderr
+    damaged = bytearray(gzip.compress(b'{"prediction": "x"}\n' * 50))
+    damaged[12:-8] = bytes(b ^ 0xFF for b in damaged[12:-8])  # header and trailer intact, deflate data not
+    path.write_bytes(bytes(damaged))
+    out = run_cli("score", str(path), "--config", "cogs", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a complete gzip file" in out.stderr
