@@ -151,8 +151,20 @@ def write_json(path: Path, data: Any) -> None:
     Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
 
 
+def percent_text(value: float | None) -> str:
+    """A percentage with one decimal, or more where one would round a score that is not perfect to 100.0 or a
+    score above zero to 0.0 (4,180 of 4,182 is 99.95, not 100.0)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    for decimals in (1, 2, 3, 4):
+        text = f"{value:.{decimals}f}"
+        if not (0 < value < 100 and float(text) in (0.0, 100.0)):
+            return text
+    return text
+
+
 def _pct(x: float | None) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+    return percent_text(None if x is None else 100 * x)
 
 
 def one_line(results: dict[str, Any]) -> str:
@@ -369,7 +381,7 @@ def aggregate(results_list: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _fmt(stats: dict[str, Any]) -> tuple[str, str, str]:
-    f = lambda v: "–" if v is None else f"{v:.1f}"  # noqa: E731
+    f = percent_text
     return f(stats["mean"]), f"[{f(stats['ci_low'])}, {f(stats['ci_high'])}]", ", ".join(f(v) for v in stats["values"])
 
 
@@ -406,7 +418,7 @@ def aggregate_markdown(agg: dict[str, Any]) -> str:
 def _levels_markdown(s: dict[str, Any]) -> list[str]:
     """The SyGNS levels of one aggregated split: mean over seeds (percent) per level, group and category."""
     levels = list(s["levels"])
-    f = lambda st: "–" if st["mean"] is None else f"{st['mean']:.1f}"  # noqa: E731
+    f = lambda st: percent_text(st["mean"])  # noqa: E731
     lines = ["", "SyGNS levels (mean over seeds, %):", "",
              "| | " + " | ".join(SYGNS_LABELS.get(lv, lv) for lv in levels) + " |",
              "|---|" + "---|" * len(levels)]

@@ -262,6 +262,26 @@ def test_aggregate_over_seeds(tmp_path):
     assert json.loads((tmp_path / "aggregate.json").read_text())["splits"]["gen"]["overall"]["mean"] == 60.0  # (60 + 70 + 50) / 3
 
 
+@pytest.mark.parametrize("value, text", [
+    (99.95217, "99.95"),   # SCAN seed 88: 4,180 of 4,182 right must not read as a perfect score
+    (99.9999, "99.9999"),
+    (100.0, "100.0"), (0.0, "0.0"), (40.0, "40.0"), (13.47, "13.5"),
+    (0.024, "0.02"),       # above zero must not read as zero
+    (None, "–"), (float("nan"), "–"),
+])
+def test_percent_text_keeps_imperfect_and_non_zero_scores_apart(value, text):
+    assert reporting.percent_text(value) == text
+
+
+def test_card_and_aggregate_do_not_round_an_imperfect_score_to_100(tmp_path):
+    near, perfect = _fake_result(1, 0.25, 0.75, 4180 / 4182), _fake_result(2, 0.25, 0.75, 1.0)
+    card = str(reporting.render_model_card(near))
+    assert "| test | **all** |" in card and "99.95" in card and "| 100.0 |" not in card
+    reporting.write_aggregate(tmp_path, [near, perfect])
+    md = (tmp_path / "aggregate.md").read_text()
+    assert "99.98 | [99.95, 100.0] | 99.95, 100.0 |" in md
+
+
 def test_model_index_carries_the_gen_categories_and_groups():
     import yaml
 
