@@ -151,13 +151,14 @@ def score_file(path: Path, config: str, split: str, params: dict[str, Any] | Non
 
 
 def _table(summary: dict[str, Any]) -> str:
+    from .reporting import percent_text
+
     key = summary["primary"]
     lines = [f"{'category':<40} {'n':>7} {key:>12} {'exact_match':>12}"]
 
     def row(name, s):
-        value = s[key]
-        main = "–" if value is None else f"{100 * value:.2f}"
-        return f"{name:<40} {s['n']:>7} {main:>12} {100 * s['exact_match']:>12.2f}"
+        main, exact = (percent_text(None if v is None else 100 * v, decimals=2) for v in (s[key], s["exact_match"]))
+        return f"{name:<40} {s['n']:>7} {main:>12} {exact:>12}"
 
     for name, s in summary["per_category"].items():
         lines.append(row(name, s))

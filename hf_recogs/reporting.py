@@ -151,12 +151,12 @@ def write_json(path: Path, data: Any) -> None:
     Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
 
 
-def percent_text(value: float | None) -> str:
-    """A percentage with one decimal, or more where one would round a score that is not perfect to 100.0 or a
-    score above zero to 0.0 (4,180 of 4,182 is 99.95, not 100.0)."""
+def percent_text(value: float | None, decimals: int = 1) -> str:
+    """A percentage with ``decimals`` decimals, or more where those would round a score that is not perfect to
+    100 or a score above zero to 0 (4,180 of 4,182 is 99.95, not 100.0)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    for decimals in (1, 2, 3, 4):
+    for decimals in range(decimals, decimals + 4):
         text = f"{value:.{decimals}f}"
         if not (0 < value < 100 and float(text) in (0.0, 100.0)):
             return text

@@ -159,3 +159,12 @@ def test_score_says_a_broken_gzip_file_in_one_line(tmp_path):
     path.write_bytes(bytes(damaged))
     out = run_cli("score", str(path), "--config", "cogs", cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "not a complete gzip file" in out.stderr
+
+
+def test_score_table_does_not_print_an_imperfect_score_as_100():
+    from hf_recogs.cli import _table
+
+    near = {"n": 30_000, "sem_match": 29_999 / 30_000, "exact_match": 29_999 / 30_000}
+    summary = {"primary": "sem_match", **near, "per_category": {"cp_recursion": near}, "groups": {}}
+    overall = next(line for line in _table(summary).splitlines() if line.startswith("OVERALL")).split()
+    assert overall[-2:] == ["99.997", "99.997"]  # 99.99667: ".2f" printed 100.00

@@ -273,6 +273,12 @@ def test_percent_text_keeps_imperfect_and_non_zero_scores_apart(value, text):
     assert reporting.percent_text(value) == text
 
 
+def test_percent_text_at_two_decimals_as_the_score_command_prints():
+    assert reporting.percent_text(100 * 29_999 / 30_000, decimals=2) == "99.997"  # .2f would say 100.00
+    assert reporting.percent_text(100 * 1 / 30_000, decimals=2) == "0.003"
+    assert reporting.percent_text(13.47, decimals=2) == "13.47"
+
+
 def test_card_and_aggregate_do_not_round_an_imperfect_score_to_100(tmp_path):
     near, perfect = _fake_result(1, 0.25, 0.75, 4180 / 4182), _fake_result(2, 0.25, 0.75, 1.0)
     card = str(reporting.render_model_card(near))
