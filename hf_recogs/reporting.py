@@ -543,8 +543,10 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
 
 
 # Options of a recorded train.py command that say where and how one machine ran it, not what was trained:
-# the card's reproduce command leaves them out (the defaults work anywhere) and names the seed itself.
-RUN_LOCAL_OPTIONS = {"output_dir", "cpu_threads", "resume_from_checkpoint", "seeds", "overwrite_output_dir"}
+# the card's reproduce command leaves them out (the defaults work anywhere) and names the seed itself. The
+# decoding batch is sized to the machine's memory (512 on a GPU) and changes no result.
+RUN_LOCAL_OPTIONS = {"output_dir", "cpu_threads", "resume_from_checkpoint", "seeds", "overwrite_output_dir",
+                     "per_device_eval_batch_size", "disable_tqdm"}
 
 
 def reproduce_command(results: dict[str, Any]) -> str:
@@ -669,6 +671,8 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
         summary=(f"A `{results['arch']}` sequence-to-sequence model trained from scratch on the hf_recogs "
                  f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
         reproduce=reproduce_command(results),
+        # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost
+        accelerator=(results.get("environment") or {}).get("cuda"),
         commit=(results.get("environment") or {}).get("git_commit"),
         commit_dirty=(results.get("environment") or {}).get("git_dirty"),
         citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",

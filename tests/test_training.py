@@ -317,6 +317,10 @@ def test_model_index_carries_the_gen_categories_and_groups():
       "'model_overrides={hidden_size: 200}'"),
      42, ("accelerate launch train.py configs/scan_simple.yaml --seeds 42 --learning_rate 5e-4 "
           "'model_overrides={hidden_size: 200}'")),
+    # a GPU run: its decoding batch and progress-bar switch were set for that machine
+    (("accelerate launch train.py configs/cogs_transformer_fast.yaml --seeds 66 --output_dir /tmp/runs/cogs "
+      "--per_device_eval_batch_size 512 --disable_tqdm true"),
+     66, "accelerate launch train.py configs/cogs_transformer_fast.yaml --seeds 66"),
 ])
 def test_card_reproduce_command_drops_what_only_one_machine_needs(recorded, seed, expected):
     assert reporting.reproduce_command({"command": recorded, "seed": seed}) == expected
@@ -333,6 +337,20 @@ def test_card_says_which_commit_trained_the_model():
     assert "not committed" not in card
     result["environment"]["git_dirty"] = True  # a run of a working tree with changes says so
     assert "plus changes that were not committed" in str(reporting.render_model_card(result))
+
+
+def test_card_gives_a_gpu_run_its_gpu_and_a_cpu_run_its_thread_hours():
+    result = _fake_result(3, 0.25, 0.75, 1.0)
+    result["train"] = {"global_step": 8520, "time": {"wall_s": 344.4, "cpu_thread_s": 344.4, "parts": [
+        {"from_step": 0, "to_step": 8520, "wall_s": 344.4, "threads": 1, "processes": 1}]}}
+    result["environment"] = {"cuda": "NVIDIA H100 80GB HBM3"}
+    card = str(reporting.render_model_card(result))
+    assert "8520 optimisation steps in 5.7 min of training (on one NVIDIA H100 80GB HBM3)" in card
+    assert "thread-hours" not in card
+    result["environment"] = {"cuda": None}
+    result["train"]["time"] = {"wall_s": 7200.0, "cpu_thread_s": 14400.0, "parts": [
+        {"from_step": 0, "to_step": 8520, "wall_s": 7200.0, "threads": 2, "processes": 1}]}
+    assert "in 120.0 min of training (4.00 CPU thread-hours)" in str(reporting.render_model_card(result))
 
 
 def test_card_of_an_older_results_file_still_explains_its_groups():
