@@ -544,9 +544,10 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
 
 # Options of a recorded train.py command that say where and how one machine ran it, not what was trained:
 # the card's reproduce command leaves them out (the defaults work anywhere) and names the seed itself. The
-# decoding batch is sized to the machine's memory (512 on a GPU) and changes no result.
+# decoding batch is sized to the machine's memory (512 on a GPU) and changes no result; TF32 matmuls exist only
+# on recent NVIDIA GPUs (transformers refuses --tf32 true elsewhere), so the card states them instead.
 RUN_LOCAL_OPTIONS = {"output_dir", "cpu_threads", "resume_from_checkpoint", "seeds", "overwrite_output_dir",
-                     "per_device_eval_batch_size", "disable_tqdm"}
+                     "per_device_eval_batch_size", "disable_tqdm", "tf32"}
 
 
 def reproduce_command(results: dict[str, Any]) -> str:
@@ -581,6 +582,29 @@ def reproduce_command(results: dict[str, Any]) -> str:
             kept.append(word)
         i += 1
     return "accelerate launch train.py " + " ".join(shlex.quote(w) for w in kept)
+
+
+def recorded_option(results: dict[str, Any], name: str) -> str | None:
+    """The value the recorded ``train.py`` command gave option ``name`` (``--name v``, ``--name=v`` or
+    ``name=v``), as written; None where it was not given."""
+    import shlex
+
+    words = shlex.split(results.get("command") or "")
+    for i, word in enumerate(words):
+        if word == f"--{name}":
+            return words[i + 1] if i + 1 < len(words) else ""
+        for prefix in (f"--{name}=", f"{name}="):
+            if word.startswith(prefix):
+                return word[len(prefix):]
+    return None
+
+
+def _accelerator(results: dict[str, Any]) -> str | None:
+    """The GPU a run trained on, and its matmul precision where that was not plain fp32; None for a CPU run."""
+    gpu = (results.get("environment") or {}).get("cuda")
+    if gpu and (recorded_option(results, "tf32") or "").lower() in ("true", "1", "yes"):
+        return f"{gpu}, TF32 matmuls"
+    return gpu
 
 
 def _is_override(word: str) -> bool:
@@ -672,7 +696,7 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
                  f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
         reproduce=reproduce_command(results),
         # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost
-        accelerator=(results.get("environment") or {}).get("cuda"),
+        accelerator=_accelerator(results),
         commit=(results.get("environment") or {}).get("git_commit"),
         commit_dirty=(results.get("environment") or {}).get("git_dirty"),
         citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",

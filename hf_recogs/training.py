@@ -1223,7 +1223,7 @@ def hyperparameters(exp, args) -> dict[str, Any]:
             "gradient_accumulation_steps", "num_train_epochs", "max_steps", "warmup_steps", "weight_decay",
             "max_grad_norm", "lr_scheduler_type", "optim", "adam_beta1", "adam_beta2", "adam_epsilon",
             "label_smoothing_factor", "generation_max_length", "generation_num_beams", "data_seed",
-            "train_sampling_strategy", "bf16", "eval_strategy", "eval_steps")
+            "train_sampling_strategy", "bf16", "tf32", "eval_strategy", "eval_steps")
     hp = {k: getattr(args, k, None) for k in keep}
     hp = {k: (v.value if hasattr(v, "value") else v) for k, v in hp.items()}
     hp["world_size"] = args.world_size

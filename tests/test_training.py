@@ -321,6 +321,11 @@ def test_model_index_carries_the_gen_categories_and_groups():
     (("accelerate launch train.py configs/cogs_transformer_fast.yaml --seeds 66 --output_dir /tmp/runs/cogs "
       "--per_device_eval_batch_size 512 --disable_tqdm true"),
      66, "accelerate launch train.py configs/cogs_transformer_fast.yaml --seeds 66"),
+    # TF32 exists only on recent NVIDIA GPUs: the card names it beside the GPU instead
+    (("accelerate launch train.py configs/recogs_pos_transformer_fast.yaml --seeds 88 --loss_weighting token "
+      "--num_train_epochs 60 --tf32 true --output_dir /tmp/runs/x"),
+     88, ("accelerate launch train.py configs/recogs_pos_transformer_fast.yaml --seeds 88 --loss_weighting token "
+          "--num_train_epochs 60")),
 ])
 def test_card_reproduce_command_drops_what_only_one_machine_needs(recorded, seed, expected):
     assert reporting.reproduce_command({"command": recorded, "seed": seed}) == expected
@@ -347,6 +352,10 @@ def test_card_gives_a_gpu_run_its_gpu_and_a_cpu_run_its_thread_hours():
     card = str(reporting.render_model_card(result))
     assert "8520 optimisation steps in 5.7 min of training (on one NVIDIA H100 80GB HBM3)" in card
     assert "thread-hours" not in card
+    result["command"] = "accelerate launch train.py configs/x.yaml --tf32 true"
+    assert "(on one NVIDIA H100 80GB HBM3, TF32 matmuls)" in str(reporting.render_model_card(result))
+    result["command"] = "accelerate launch train.py configs/x.yaml tf32=false"
+    assert "(on one NVIDIA H100 80GB HBM3)" in str(reporting.render_model_card(result))
     result["environment"] = {"cuda": None}
     result["train"]["time"] = {"wall_s": 7200.0, "cpu_thread_s": 14400.0, "parts": [
         {"from_step": 0, "to_step": 8520, "wall_s": 7200.0, "threads": 2, "processes": 1}]}
