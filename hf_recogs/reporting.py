@@ -584,7 +584,7 @@ def reproduce_command(results: dict[str, Any]) -> str:
     return "accelerate launch train.py " + " ".join(shlex.quote(w) for w in kept)
 
 
-def recorded_option(results: dict[str, Any], name: str) -> str | None:
+def _recorded_option(results: dict[str, Any], name: str) -> str | None:
     """The value the recorded ``train.py`` command gave option ``name`` (``--name v``, ``--name=v`` or
     ``name=v``), as written; None where it was not given."""
     import shlex
@@ -602,7 +602,7 @@ def recorded_option(results: dict[str, Any], name: str) -> str | None:
 def _accelerator(results: dict[str, Any]) -> str | None:
     """The GPU a run trained on, and its matmul precision where that was not plain fp32; None for a CPU run."""
     gpu = (results.get("environment") or {}).get("cuda")
-    if gpu and (recorded_option(results, "tf32") or "").lower() in ("true", "1", "yes"):
+    if gpu and (_recorded_option(results, "tf32") or "").lower() in ("true", "1", "yes"):
         return f"{gpu}, TF32 matmuls"
     return gpu
 
