@@ -556,55 +556,54 @@ def reproduce_command(results: dict[str, Any]) -> str:
     the experiment, and ``--seeds <seed>``; paths and thread counts of the machine that ran it are dropped."""
     import shlex
 
-    recorded = results.get("command")
-    if not recorded:
+    if not results.get("command"):
         return "accelerate launch train.py configs/<name>.yaml"
-    words = shlex.split(recorded)
-    args = words[words.index("train.py") + 1:] if "train.py" in words else words
+    config, options = _recorded_arguments(results)
     kept: list[str] = []
-    if args and args[0].endswith((".yaml", ".yml")):
-        config = Path(args.pop(0))
+    if config:
         kept.append(f"configs/{config.name}" if config.parent.name == "configs" else str(config))
     kept += ["--seeds", str(results["seed"])]
-    i = 0
-    while i < len(args):
-        word = args[i]
-        if word.startswith("--"):  # --key value [value ...]
-            values = []
-            i += 1
-            while i < len(args) and not args[i].startswith("--") and not _is_override(args[i]):
-                values.append(args[i])
-                i += 1
-            if word[2:] not in RUN_LOCAL_OPTIONS:
-                kept += [word, *values]
-            continue
-        if word.partition("=")[0].strip() not in RUN_LOCAL_OPTIONS:  # key=value
-            kept.append(word)
-        i += 1
+    for name, _, written in options:
+        if name not in RUN_LOCAL_OPTIONS:
+            kept += written
     return "accelerate launch train.py " + " ".join(shlex.quote(w) for w in kept)
 
 
-def _recorded_option(results: dict[str, Any], name: str) -> str | None:
-    """The value the recorded ``train.py`` command gave option ``name`` (``--name v``, ``--name=v`` or
-    ``name=v``), as written; None where it was not given."""
+def _recorded_arguments(results: dict[str, Any]) -> tuple[Path | None, list[tuple[str, list[str], list[str]]]]:
+    """The config and the options of the recorded ``train.py`` command: each option as (name, values, the words
+    as written), from ``--name v [v ...]``, ``--name=v`` or a ``name=v`` override."""
     import shlex
 
     words = shlex.split(results.get("command") or "")
-    for i, word in enumerate(words):
-        if word == f"--{name}":
-            return words[i + 1] if i + 1 < len(words) else ""
-        for prefix in (f"--{name}=", f"{name}="):
-            if word.startswith(prefix):
-                return word[len(prefix):]
-    return None
+    args = words[words.index("train.py") + 1:] if "train.py" in words else words
+    config = Path(args.pop(0)) if args and args[0].endswith((".yaml", ".yml")) else None
+    options = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word.startswith("--"):
+            name, inline, value = word[2:].partition("=")
+            values, written = ([value] if inline else []), [word]
+            while not inline and i < len(args) and not args[i].startswith("--") and not _is_override(args[i]):
+                values.append(args[i])
+                written.append(args[i])
+                i += 1
+        else:
+            name, _, value = word.partition("=")
+            values, written = [value], [word]
+        options.append((name.strip(), values, written))
+    return config, options
 
 
 def _accelerator(results: dict[str, Any]) -> str | None:
     """The GPU a run trained on, and its matmul precision where that was not plain fp32; None for a CPU run."""
     gpu = (results.get("environment") or {}).get("cuda")
-    if gpu and (_recorded_option(results, "tf32") or "").lower() in ("true", "1", "yes"):
-        return f"{gpu}, TF32 matmuls"
-    return gpu
+    tf32 = (results.get("hyperparameters") or {}).get("tf32")
+    if tf32 is None:  # recorded from the command before results.json kept tf32
+        given = [values for name, values, _ in _recorded_arguments(results)[1] if name == "tf32"]
+        tf32 = bool(given) and " ".join(given[-1]).lower() in ("true", "1", "yes")
+    return f"{gpu}, TF32 matmuls" if gpu and tf32 else gpu
 
 
 def _is_override(word: str) -> bool:

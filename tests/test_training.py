@@ -326,6 +326,10 @@ def test_model_index_carries_the_gen_categories_and_groups():
       "--num_train_epochs 60 --tf32 true --output_dir /tmp/runs/x"),
      88, ("accelerate launch train.py configs/recogs_pos_transformer_fast.yaml --seeds 88 --loss_weighting token "
           "--num_train_epochs 60")),
+    # argparse's --key=value spelling: a machine's option is dropped, an experiment's kept as written
+    (("accelerate launch train.py configs/scan_simple.yaml --output_dir=/tmp/runs/x --learning_rate=5e-4 "
+      "--cpu_threads=1"),
+     42, "accelerate launch train.py configs/scan_simple.yaml --seeds 42 --learning_rate=5e-4"),
 ])
 def test_card_reproduce_command_drops_what_only_one_machine_needs(recorded, seed, expected):
     assert reporting.reproduce_command({"command": recorded, "seed": seed}) == expected
@@ -356,6 +360,9 @@ def test_card_gives_a_gpu_run_its_gpu_and_a_cpu_run_its_thread_hours():
     assert "(on one NVIDIA H100 80GB HBM3, TF32 matmuls)" in str(reporting.render_model_card(result))
     result["command"] = "accelerate launch train.py configs/x.yaml tf32=false"
     assert "(on one NVIDIA H100 80GB HBM3)" in str(reporting.render_model_card(result))
+    # set in a config file, it is only in the recorded hyper-parameters
+    result["hyperparameters"] = {**result.get("hyperparameters", {}), "tf32": True}
+    assert "(on one NVIDIA H100 80GB HBM3, TF32 matmuls)" in str(reporting.render_model_card(result))
     result["environment"] = {"cuda": None}
     result["train"]["time"] = {"wall_s": 7200.0, "cpu_thread_s": 14400.0, "parts": [
         {"from_step": 0, "to_step": 8520, "wall_s": 7200.0, "threads": 2, "processes": 1}]}
