@@ -1003,7 +1003,7 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
     """Train one seed in ``seed_dir`` (or, with ``model`` given and ``do_train`` false, only evaluate it) and
     evaluate it; returns the results dict (on every process)."""
     import torch
-    from transformers import DataCollatorForSeq2Seq, set_seed
+    from transformers import DataCollatorForSeq2Seq, IntervalStrategy, set_seed
 
     from . import reporting
     from .models import build_model
@@ -1021,6 +1021,10 @@ def run_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, metric: str,
         args.data_seed = seed
     if args.use_cpu or not torch.cuda.is_available():
         args.dataloader_pin_memory = False
+    if model is not None:
+        # Evaluation only: the config's training-time evaluations and checkpoint choice do not apply, and the
+        # Trainer refuses an evaluation strategy without an eval_dataset.
+        args.eval_strategy, args.load_best_model_at_end = IntervalStrategy.NO, False
     cpu_bf16 = _use_cpu_bf16(exp, args)
     if cpu_bf16:
         # The Trainer's Accelerator reads ``mixed_precision``, which TrainingArguments derives from ``bf16`` in

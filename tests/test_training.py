@@ -567,6 +567,36 @@ def test_evaluate_only_reproduces_the_training_runs_predictions(tmp_path):
     assert not (ev / "model.safetensors").exists()
 
 
+def test_evaluate_only_ignores_the_configs_training_time_evaluations(tmp_path):
+    """A config that evaluates during training (eval_strategy=steps, as the fast recipes do) evaluates a saved
+    model with do_train=false: the Trainer would refuse eval_strategy without an eval_dataset."""
+    from hf_recogs.training import main
+
+    cfg = write_config(tmp_path, eval_strategy="steps", eval_steps=10, curve_samples=4)
+    assert main([str(cfg)]) == 0
+    assert main([str(cfg), "do_train=false", f"model_name_or_path={tmp_path / 'out' / 'seed_7'}",
+                 f"output_dir={tmp_path / 'ev'}", "eval_splits=[gen]"]) == 0
+    res = json.loads((tmp_path / "ev" / "evaluation" / "results.json").read_text())
+    assert set(res["splits"]) == {"gen"} and res["splits"]["gen"]["n"] == 24
+
+
+@pytest.mark.mirror
+def test_readme_evaluation_command_on_the_published_fast_model(tmp_path, mirror):
+    """README's evaluation-only command, through the launcher, on the published model of the fast recipe."""
+    model = ROOT / "results" / "recogs_pos_transformer_fast" / "seed_77"
+    env = dict(os.environ, HF_RECOGS_MIRROR=str(mirror))
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1",
+           "--mixed_precision", "no", "--dynamo_backend", "no", str(ROOT / "train.py"),
+           str(ROOT / "configs" / "recogs_pos_transformer_fast.yaml"), "do_train=false",
+           f"model_name_or_path={model}", f"output_dir={tmp_path}", "eval_splits=[validation]",
+           "max_eval_samples=40", "cpu_threads=1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((tmp_path / "evaluation" / "results.json").read_text())
+    assert res["splits"]["validation"]["n"] == 40
+    assert res["splits"]["validation"]["sem_match"] >= 0.9  # the model scores 99.8 % on the whole split
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
