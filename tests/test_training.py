@@ -967,9 +967,10 @@ def test_publish_keeps_one_checkpoint_at_the_median_of_every_published_seed(tmp_
         results.update(extra)
         path.write_text(json.dumps(results))
 
-    set_gen(7, 0.5)
+    # the precision of each seed is set here: under cpu_bf16 auto it is whatever this machine's CPU gave
+    set_gen(7, 0.5, bf16=False, mixed_precision="no")
     set_gen(8, 0.2, bf16=True, mixed_precision="bf16")
-    set_gen(9, 0.9)
+    set_gen(9, 0.9, bf16=False, mixed_precision="no")
     first, later, dest = tmp_path / "first", tmp_path / "later", tmp_path / "published"
     shutil.copytree(run / "seed_7", first / "seed_7")
     for seed in (8, 9):
