@@ -10,7 +10,7 @@ lr 1e-4, weight decay 0.01 on every parameter, linear warm-up over 10 % of 300 e
 ``--steps`` steps. All models of a seed see the same batches. Every ``--every`` steps we log the mean training
 loss since the last log, and on a fixed sample of 128 validation rows the loss with the true sources and the
 *source gap*: the loss when every row is given another row's source minus the true loss
-(``hf_recogs.training.source_gap``). A model that reads its input has a gap that grows with training; a
+(``hf_recogs.train.trainer.source_gap``). A model that reads its input has a gap that grows with training; a
 collapsed one learns the outputs' language (loss falls) with a gap of ~0.
 
 Models are ``hf_recogs.models.build_model`` architectures; ``name@std`` overrides the init std
@@ -121,7 +121,7 @@ def train_curve(spec, tok, train, val_batches, *, seed, steps, every, batch_size
     point and a rerun continues from it (a long paper-schedule check can span several sessions)."""
     import torch
 
-    from hf_recogs.training import source_gap
+    from hf_recogs.train.trainer import source_gap
 
     torch.manual_seed(seed)
     model = _build(spec, tok, variant)

@@ -247,7 +247,7 @@ def main(argv=None) -> int:
 
     from hf_recogs.models import build_model
     from hf_recogs.tokenization import build_tokenizer
-    from hf_recogs.training import cpu_has_native_bf16
+    from hf_recogs.train.hardware import cpu_has_native_bf16
 
     load_before = os.getloadavg()
     if args.threads is None and load_before[0] >= 1.0:

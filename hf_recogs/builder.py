@@ -33,18 +33,18 @@ _DTYPES = {"string": "string", "int32": "int32", "int64": "int64", "float32": "f
 
 def row_modules(config: DatasetConfig | None = None) -> list[Path]:
     """The files that can decide a generated row of ``config``: this builder, the module that declares the
-    config, every module of the package it imports (found statically, lazy imports inside functions
+    config and every module of the package it imports (found statically, lazy imports inside functions
     included), and the pinned-file table. Without a config: every benchmark module instead of one. Editing
-    anything else (another benchmark, training, reporting, the CLI, …) keeps the config's Arrow caches."""
+    anything else (another benchmark, the catalogue, training, reporting, the CLI, …) keeps the config's Arrow
+    caches. The builder's own imports are not followed: they are the catalogue, which builds no row, and types
+    and sources that the declaring module imports itself."""
     package = Path(__file__).resolve().parent
     if config is None:
         declaring = sorted((package / "benchmarks").glob("*.py"))
     else:
         declaring = [path] if (path := _declaring_file(config)) else []
-    todo = [package / "builder.py", *declaring]
-    # the catalogue imports every benchmark module (registry._load_benchmark_modules) to fill itself, which
-    # builds no row of this config: do not follow that import
-    seen: set[Path] = {package / "benchmarks" / "__init__.py"} if config is not None else set()
+    todo = list(declaring)
+    seen: set[Path] = set()
     while todo:
         path = todo.pop()
         if path in seen or not path.is_file():
@@ -67,10 +67,9 @@ def row_modules(config: DatasetConfig | None = None) -> list[Path]:
                 if module.split(".")[0] == package.name:  # `import hf_recogs.x` / `from hf_recogs.x import y`
                     name = package.joinpath(*module.split(".")[1:])
                     todo += [name.with_suffix(".py"), name / "__init__.py"]
-    if config is not None:
-        seen.discard(package / "benchmarks" / "__init__.py")
     # a config declared outside the package (a user's own module) counts its module too
-    return sorted({*(p for p in seen if package in p.parents or p in declaring), *package.glob("*.tsv")})
+    return sorted({package / "builder.py", *(p for p in seen if package in p.parents or p in declaring),
+                   *package.glob("*.tsv")})
 
 
 def _declaring_file(config: DatasetConfig) -> Path | None:
@@ -174,8 +173,10 @@ class HfRecogs(datasets.ArrowBasedBuilder):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("dataset_name", DATASET_NAME)
         name = kwargs.get("config_name") or self.DEFAULT_CONFIG_NAME
+        if name is not None and not isinstance(name, datasets.BuilderConfig):
+            get_config(name)  # an unknown name: our message, with the closest name, instead of datasets' list
         params = _params_from_kwargs(name, kwargs)
-        if params is None:  # an unknown name or a bad parameter: datasets reports it
+        if params is None:  # a bad parameter: datasets reports it
             base = code_hash()
         else:  # each config's cache is keyed on the code that builds it (and on which splits can be had)
             base = code_hash(name) + availability_key(get_config(name), params)

@@ -5,13 +5,16 @@
     hf-recogs score preds.jsonl --config recogs_pos --split gen [--json out.json]
     hf-recogs train configs/scan_simple.yaml seeds=[42]   same as train.py, in this process
     hf-recogs train --multi_gpu --num_processes 2 configs/x.yaml   checks the config, then accelerate launch
-    hf-recogs export build … / hf-recogs export push …   the parquet Hub export (hf_recogs.export_hub)
+    hf-recogs publish outputs/<run> results/<run> [--checkpoint median|SEED]   a finished run into results/
+    hf-recogs push outputs/<run>/seed_42 USER/REPO [--private]   one trained seed to the Hub, with our card
+    hf-recogs export build … / hf-recogs export push …   the parquet Hub export (hf_recogs.publish.dataset_export)
 
 A predictions file is JSONL with one object per row of the split, in the split's order, with a
 ``prediction`` field (and optionally ``input``: then every row's input must equal the split's), or TSV/plain
 text with one prediction per line (a TSV line ``input<TAB>prediction`` is checked the same way); any of them may
 be gzipped (``.jsonl.gz``, as in ``results/``). COGS-family gen scores also list the recursion categories per
-depth. Errors are one line on stderr with exit status 2.
+depth. Errors are one line on stderr with exit status 2 (status 1 from ``push`` and ``export``, as their
+modules give it).
 """
 
 from __future__ import annotations
@@ -127,10 +130,11 @@ def read_predictions(path: Path) -> tuple[list[str], list[str] | None]:
 
 
 def score_file(path: Path, config: str, split: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Score a predictions file against ``config``'s ``split``: the summary of ``reporting.summarize``."""
+    """Score a predictions file against ``config``'s ``split``: the summary of ``scoring.summarize``, scored by
+    the config's own metric. Imports neither torch nor transformers, so scoring takes seconds to start."""
     from . import load_dataset
     from .registry import get_config
-    from .reporting import score_rows, summarize
+    from .scoring import score_rows, summarize
 
     predictions, inputs = read_predictions(path)
     data = load_dataset(config, split=split, **(params or {}))
@@ -142,32 +146,33 @@ def score_file(path: Path, config: str, split: str, params: dict[str, Any] | Non
             if " ".join(given.split()) != " ".join(expected.split()):
                 raise CliError(f"{path}: row {number} is for input {given!r}, but {config}/{split} row {number} "
                                f"is {expected!r}; keep the split's order")
-    from .training import dataset_metric
-
-    metric = dataset_metric(config)
-    records = score_rows(predictions, data["output"], data["category"], metric, inputs=data["input"])
-    return {"config": config, "split": split, "params": params or {}, "metric": metric,
-            **summarize(records, metric, get_config(config).category_groups)}
+    declared = get_config(config)
+    records = score_rows(predictions, data["output"], data["category"], declared.metric, inputs=data["input"])
+    return {"config": config, "split": split, "params": params or {}, "metric": declared.metric,
+            **summarize(records, declared.metric, declared.category_groups)}
 
 
 def _table(summary: dict[str, Any]) -> str:
-    from .reporting import percent_text
+    """The scores as aligned columns: categories (with their depths), groups, then OVERALL. The first column is
+    as wide as the longest name, so a long category name never shifts the numbers."""
+    from .scoring import percent_text
 
     key = summary["primary"]
-    lines = [f"{'category':<40} {'n':>7} {key:>12} {'exact_match':>12}"]
+    rows = []
+    for name, s in summary["per_category"].items():
+        rows.append((name, s))
+        depths = summary.get("per_depth", {}).get(name, {})
+        rows += [(f"  depth {depth}", at_depth) for depth, at_depth in depths.items()]
+    rows += [(f"[{name}]", s) for name, s in summary["groups"].items()]
+    rows.append(("OVERALL", summary))
+    width = max(len(name) for name in ["category", *(name for name, _ in rows)])
 
     def row(name, s):
         main, exact = (percent_text(None if v is None else 100 * v, decimals=2) for v in (s[key], s["exact_match"]))
-        return f"{name:<40} {s['n']:>7} {main:>12} {exact:>12}"
+        return f"{name:<{width}} {s['n']:>7} {main:>12} {exact:>12}"
 
-    for name, s in summary["per_category"].items():
-        lines.append(row(name, s))
-        for depth, at_depth in summary.get("per_depth", {}).get(name, {}).items():
-            lines.append(row(f"  depth {depth}", at_depth))
-    for name, s in summary["groups"].items():
-        lines.append(row(f"[{name}]", s))
-    lines.append(row("OVERALL", summary))
-    return "\n".join(lines)
+    header = f"{'category':<{width}} {'n':>7} {key:>12} {'exact_match':>12}"
+    return "\n".join([header, *(row(name, s) for name, s in rows)])
 
 
 def cmd_score(args) -> int:
@@ -180,7 +185,7 @@ def cmd_score(args) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# train / export
+# train / publish / push / export
 
 
 def _launch_defaults(options: list[str]) -> list[str]:
@@ -202,9 +207,9 @@ def cmd_train(args) -> int:
     re-raises any non-zero exit of ``train.py`` as its own traceback unless it is quiet)."""
     import subprocess
 
-    from .training import ConfigError, main, parse_args
+    from .train import ConfigError, main, parse_args
 
-    argv = args.train_args
+    argv = args.forwarded
     config_at = next((i for i, a in enumerate(argv) if a.endswith((".yaml", ".yml"))), None)
     options, train_args = (argv[:config_at], argv[config_at:]) if config_at else ([], argv)
     if not options:
@@ -215,14 +220,34 @@ def cmd_train(args) -> int:
         print(f"hf-recogs train: error: {exc}", file=sys.stderr)
         return 2
     command = [sys.executable, "-m", "accelerate.commands.launch", "--quiet", *options, *_launch_defaults(options),
-               "--module", "hf_recogs.training", *train_args]
+               "--module", "hf_recogs.train", *train_args]
     return subprocess.call(command)
 
 
-def cmd_export(args) -> int:
-    from .export_hub import main
+def cmd_publish(args) -> int:
+    """``hf-recogs publish RUN_DIR DEST [--checkpoint median|SEED]``: a finished run into ``results/``."""
+    from .publish.results_folder import main
 
-    return main(args.export_args)
+    return main(args.forwarded, prog="hf-recogs publish")
+
+
+def cmd_push(args) -> int:
+    """``hf-recogs push SEED_DIR USER/REPO [--private] [--endpoint URL]``: one seed to a Hub model repository."""
+    from .publish.model_push import main
+
+    return main(args.forwarded, prog="hf-recogs push")
+
+
+def cmd_export(args) -> int:
+    """``hf-recogs export build|push …``: the parquet Hub dataset export."""
+    from .publish.dataset_export import main
+
+    return main(args.forwarded)
+
+
+# Subcommands whose own parser reads everything after their name, --help included (argparse cannot forward a
+# leading option): the name -> the function that runs it.
+FORWARDED = {"train": cmd_train, "publish": cmd_publish, "push": cmd_push, "export": cmd_export}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -252,23 +277,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="PATH", help="also write the scores as JSON")
     p.set_defaults(run=cmd_score)
 
-    p = sub.add_parser("train", help="train and evaluate from a YAML config (as train.py; accelerate launch options "
-                       "before the config)", add_help=False)
-    p.add_argument("train_args", nargs=argparse.REMAINDER)
-    p.set_defaults(run=cmd_train)
-
-    p = sub.add_parser("export", help="build or push the parquet Hub export (export build --help)", add_help=False)
-    p.add_argument("export_args", nargs=argparse.REMAINDER)
-    p.set_defaults(run=cmd_export)
+    forwarded = {
+        "train": "train and evaluate from a YAML config (as train.py; accelerate launch options before the config)",
+        "publish": "copy a finished run into results/ (scores, predictions, cards, aggregate, one checkpoint)",
+        "push": "upload one trained seed folder to a Hub model repository with our model card",
+        "export": "build or push the parquet Hub export (export build --help)",
+    }
+    for name, text in forwarded.items():  # listed in the help here; main() hands their arguments over
+        p = sub.add_parser(name, help=text, add_help=False)
+        p.add_argument("forwarded", nargs=argparse.REMAINDER)
+        p.set_defaults(run=FORWARDED[name])
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("train", "export"):
-        # their own parsers read the rest, --help included (argparse cannot forward a leading option)
-        namespace = argparse.Namespace(train_args=argv[1:], export_args=argv[1:])
-        return cmd_train(namespace) if argv[0] == "train" else cmd_export(namespace)
+    if argv and argv[0] in FORWARDED:
+        return FORWARDED[argv[0]](argparse.Namespace(forwarded=argv[1:]))
     args = build_parser().parse_args(argv)
     from .sources import SourceError
 

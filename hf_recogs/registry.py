@@ -1,192 +1,61 @@
-"""The catalogue of dataset configs: one ``DatasetConfig`` per name, registered by each benchmark module.
+"""The catalogue of dataset configs: the ``CONFIGS`` every benchmark module ends with, and the users' own.
 
-A config knows its splits, how to generate each split's rows (``input``, ``output``, ``category`` and any
-extra columns), which upstream files each split reads (so that a split whose file cannot be had is left out
-with a clear message while the others load), its parameters, licence and citations. Everything else
-(the ``datasets`` builder, the Hub export, ``list_configs``) reads this catalogue.
+This module is the only importer of ``hf_recogs.benchmarks``, and it imports them on the first lookup, never
+at import time, so ``import hf_recogs`` stays light. The types a config is made of live in
+``hf_recogs.dataset_config`` (re-exported here for users who declare their own configs with :func:`register`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+import difflib
+import functools
 
-from .sources import UpstreamFile
+from .dataset_config import METRICS, SPLITS, CategoryGroups, DatasetConfig, Param, Row
 
-SPLITS = ("train", "validation", "test", "gen")
-# How a config's outputs are scored: "sem" Semantic Exact Match of logical forms with variables, "sygns" exact
-# match then the SyGNS paper's entailment / polarity / clause levels, "exact" whole-output string match.
-METRICS = ("sem", "sygns", "exact")
+__all__ = ["METRICS", "SPLITS", "CategoryGroups", "DatasetConfig", "Param", "Row", "all_configs", "configs_of",
+           "get_config", "list_configs", "register"]
 
-Row = dict[str, Any]
+_USERS_CONFIGS: dict[str, DatasetConfig] = {}
 
 
-@dataclass(frozen=True)
-class Param:
-    """A config parameter, e.g. the seed of a regenerated variant or the ``num``/``rep`` of a SCAN family."""
+@functools.cache
+def _declared() -> dict[str, DatasetConfig]:
+    """The configs the benchmark modules declare, by name, in declaration order."""
+    from .benchmarks import cogs, scan, slog, sygns
 
-    name: str
-    default: Any
-    help: str
-    choices: tuple | None = None
-    bounds: tuple[float, float] | None = None  # inclusive range of a numeric parameter
-
-    def check(self, config: str, value: Any) -> Any:
-        kind = type(self.default)
-        if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-            try:
-                value = kind(value)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"config {config!r}: parameter {self.name}={value!r} must be {kind.__name__} ({self.help})"
-                ) from None
-        if self.choices is not None and value not in self.choices:
-            raise ValueError(
-                f"config {config!r}: parameter {self.name}={value!r} is not one of "
-                f"{', '.join(map(str, self.choices))} ({self.help})"
-            )
-        if self.bounds is not None and not self.bounds[0] <= value <= self.bounds[1]:
-            low, high = self.bounds
-            raise ValueError(
-                f"config {config!r}: parameter {self.name}={value!r} must be between {low} and {high} ({self.help})"
-            )
-        return value
-
-
-@dataclass(frozen=True)
-class CategoryGroups:
-    """How a benchmark's categories are reported together (COGS lexical / structural, SyGNS quantifier types):
-    ``names`` are the groups in display order, ``of(category)`` the groups a category belongs to (empty when
-    it belongs to none). ``explanation`` defines the groups in one markdown sentence (model cards, aggregates);
-    ``highlighted`` is the group whose bars plots draw red (where models fail: COGS's structural cases);
-    ``brief`` the groups of one-line summaries and curve plots (default: all of ``names``). ``depth(category,
-    input)``, when given, is how deeply a row of a recursion category nests (None for other categories): summaries
-    then also score those categories per depth (``per_depth``)."""
-
-    names: tuple[str, ...]
-    of: Callable[[str], tuple[str, ...]]
-    explanation: str = ""
-    highlighted: str | None = None
-    brief: tuple[str, ...] | None = None
-    depth: Callable[[str, str], int | None] | None = None
-
-    def __post_init__(self):
-        unknown = {self.highlighted, *(self.brief or ())} - {None, *self.names}
-        if unknown:
-            raise ValueError(f"CategoryGroups: {sorted(unknown)} are not among the groups {self.names}")
-
-    def display(self) -> dict:
-        """What reports need besides each category's groups; ``reporting.summarize`` stores it in a summary."""
-        return {"explanation": self.explanation, "highlighted": self.highlighted,
-                "brief": list(self.brief if self.brief is not None else self.names)}
-
-
-@dataclass(frozen=True)
-class DatasetConfig:
-    """One loadable config.
-
-    ``generate(split, **params)`` yields rows in upstream order; ``sources(split, **params)`` lists the
-    upstream files that split reads (empty for pure generation). ``splits`` lists every split the config can
-    have; ``split_rule(**params)``, when given, says which of them a parameter choice has (SCAN's validation
-    split exists only with ``validation_fraction`` > 0): use ``splits_for``. ``extra_features`` maps extra column names
-    to a ``datasets`` dtype string. ``hub_splits`` lists the splits that may be published in plain text
-    (SLOG's gen split may not). ``metric`` (one of ``METRICS``) is how the outputs are scored: training, the
-    CLI and the reports read it from here. ``category_groups`` (a ``CategoryGroups``, None when the benchmark
-    has none) says which categories are scored together as groups: training, the CLI and the metrics pass it
-    to ``reporting.summarize``.
-    """
-
-    name: str
-    description: str
-    family: str
-    license: str
-    citations: tuple[str, ...]
-    splits: tuple[str, ...]
-    generate: Callable[..., Iterable[Row]]
-    sources: Callable[..., list[UpstreamFile]] = lambda split, **params: []
-    params: tuple[Param, ...] = ()
-    extra_features: dict[str, str] = field(default_factory=dict)
-    hub_splits: tuple[str, ...] | None = None
-    notes: str = ""
-    split_rule: Callable[..., tuple[str, ...]] | None = None
-    split_hint: str = ""  # how to get a split that the default parameters leave out
-    metric: str = "exact"
-    category_groups: CategoryGroups | None = None
-
-    @property
-    def share_alike(self) -> bool:
-        """Whether the licence requires derived data to keep it (CC BY-SA): such configs are published apart."""
-        key = self.license.lower().replace(" ", "-")
-        return "-sa" in key or "sharealike" in key.replace("-", "")
-
-    def resolve_params(self, given: dict[str, Any]) -> dict[str, Any]:
-        known = {p.name: p for p in self.params}
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            accepted = ", ".join(known) if known else "none"
-            raise ValueError(
-                f"config {self.name!r} has no parameter {', '.join(unknown)}; it accepts: {accepted}"
-            )
-        return {name: p.check(self.name, given.get(name, p.default)) for name, p in known.items()}
-
-    def splits_for(self, params: dict[str, Any] | None = None) -> tuple[str, ...]:
-        """The splits of this config under ``params`` (unresolved are fine; default: the default parameters)."""
-        if self.split_rule is None:
-            return self.splits
-        return self.split_rule(**self.resolve_params(params or {}))
-
-    def check_split(self, split: str, params: dict[str, Any] | None = None) -> None:
-        splits = self.splits_for(params)
-        if split not in splits:
-            hint = f" ({self.split_hint})" if split in self.splits and self.split_hint else ""
-            raise ValueError(f"config {self.name!r} has no split {split!r}; splits: {', '.join(splits)}{hint}")
-
-    def rows(self, split: str, **params: Any) -> Iterator[Row]:
-        resolved = self.resolve_params(params)
-        self.check_split(split, resolved)
-        yield from self.generate(split, **resolved)
-
-    @property
-    def publishable_splits(self) -> tuple[str, ...]:
-        """The splits of the default parameters that may be published in plain text."""
-        return tuple(s for s in self.splits_for() if self.hub_splits is None or s in self.hub_splits)
-
-
-_CONFIGS: dict[str, DatasetConfig] = {}
+    configs: dict[str, DatasetConfig] = {}
+    for module in (cogs, scan, slog, sygns):
+        for config in module.CONFIGS:
+            if config.name in configs:
+                raise ValueError(f"dataset config {config.name!r} declared twice")
+            configs[config.name] = config
+    return configs
 
 
 def register(config: DatasetConfig) -> DatasetConfig:
-    if config.name in _CONFIGS:
+    """Add a config of your own to the catalogue (``load_dataset``, ``hf-recogs``, training and the Hub export
+    then know it)."""
+    if config.name in _declared() or config.name in _USERS_CONFIGS:
         raise ValueError(f"dataset config {config.name!r} registered twice")
-    if config.metric not in METRICS:
-        raise ValueError(f"config {config.name!r}: metric {config.metric!r} is not one of {', '.join(METRICS)}")
-    bad = [s for s in config.splits if s not in SPLITS]
-    if bad:
-        raise ValueError(f"config {config.name!r}: split names {bad} are not among {SPLITS}")
-    _CONFIGS[config.name] = config
+    _USERS_CONFIGS[config.name] = config
     return config
 
 
-def _load_benchmark_modules() -> None:
-    # Importing a benchmark module registers its configs; kept lazy so `import hf_recogs` stays light.
-    from . import benchmarks  # noqa: F401
-
-
 def all_configs() -> dict[str, DatasetConfig]:
-    _load_benchmark_modules()
-    return dict(_CONFIGS)
+    return {**_declared(), **_USERS_CONFIGS}
 
 
 def configs_of(*families: str) -> dict[str, DatasetConfig]:
-    """The registered configs of the given families (``"scan"``; ``"cogs", "recogs"``), in registration order."""
+    """The configs of the given families (``"scan"``; ``"cogs", "recogs"``), in declaration order."""
     return {name: cfg for name, cfg in all_configs().items() if cfg.family in families}
 
 
 def get_config(name: str) -> DatasetConfig:
     configs = all_configs()
     if name not in configs:
-        raise ValueError(f"unknown hf_recogs config {name!r}; valid configs: {', '.join(sorted(configs))}")
+        close = difflib.get_close_matches(str(name), list(configs), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(f"unknown hf_recogs config {name!r}; {hint}valid configs: {', '.join(sorted(configs))}")
     return configs[name]
 
 

@@ -27,7 +27,7 @@ def test_console_script_is_installed():
     assert out.returncode == 0 and "score" in out.stdout
 
 
-@pytest.mark.parametrize("command", ["list", "show", "score", "train", "export"])
+@pytest.mark.parametrize("command", ["list", "show", "score", "train", "publish", "push", "export"])
 def test_every_subcommand_has_help(tmp_path, command):
     out = run_cli(command, "--help", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
@@ -168,3 +168,46 @@ def test_score_table_does_not_print_an_imperfect_score_as_100():
     summary = {"primary": "sem_match", **near, "per_category": {"cp_recursion": near}, "groups": {}}
     overall = next(line for line in _table(summary).splitlines() if line.startswith("OVERALL")).split()
     assert overall[-2:] == ["99.997", "99.997"]  # 99.99667: ".2f" printed 100.00
+
+
+@pytest.mark.mirror
+def test_score_imports_neither_torch_nor_transformers(mirror, tmp_path):
+    """`hf-recogs score` reads the config's metric from the catalogue, not from the training package: importing
+    torch and transformers would cost seconds before the first row is scored."""
+    import hf_recogs
+
+    path = tmp_path / "preds.txt"
+    path.write_text("".join(r["output"] + "\n" for r in hf_recogs.load_dataset("scan_simple", split="test")))
+    code = ("import json, sys\nfrom hf_recogs.cli import main\n"
+            f"assert main(['score', {str(path)!r}, '--config', 'scan_simple', '--split', 'test']) == 0\n"
+            "print(json.dumps([m for m in ('torch', 'transformers') if m in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and "OVERALL" in out.stdout, out.stderr[-2000:]
+    assert json.loads(out.stdout.splitlines()[-1]) == []
+
+
+def test_score_table_stays_aligned_with_long_category_names():
+    from hf_recogs.cli import _table
+
+    scores = {"n": 10, "exact_match": 0.5}
+    long_name = "a_category_name_well_beyond_forty_characters_long"
+    summary = {"primary": "exact_match", **scores, "per_category": {long_name: scores, "short": scores},
+               "groups": {"group": scores}}
+    lines = _table(summary).splitlines()
+    assert [line.split()[0] for line in lines] == ["category", long_name, "short", "[group]", "OVERALL"]
+    assert len({len(line) for line in lines}) == 1  # every column ends where the header's does
+    assert lines[1].startswith(long_name + " ")
+
+
+def test_publish_errors_are_one_line_from_the_cli_and_the_module(tmp_path):
+    run = tmp_path / "run"
+    (run / "seed_1").mkdir(parents=True)
+    (run / "seed_1" / "results.json").write_text(json.dumps({"seed": 1, "splits": {}}))
+    out = run_cli("publish", str(tmp_path / "nothing"), str(tmp_path / "dest"), cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith("hf-recogs publish: error:") and "no finished seed" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "hf_recogs.publish.results_folder", str(run), str(tmp_path / "dest"),
+                          "--checkpoint", "best"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "--checkpoint best: give 'median' or a seed number" in out.stderr
+    assert not (tmp_path / "dest").exists()

@@ -20,7 +20,8 @@ import torch
 
 from hf_recogs.models import ARCHITECTURES, build_model
 from hf_recogs.tokenization import build_tokenizer
-from hf_recogs.training import cpu_has_native_bf16, source_gap
+from hf_recogs.train.hardware import cpu_has_native_bf16
+from hf_recogs.train.trainer import source_gap
 
 pytestmark = pytest.mark.mirror
 STEPS, BATCH, MIN_GAP = 60, 32, 0.2

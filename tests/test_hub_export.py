@@ -1,4 +1,5 @@
-"""The Hub export (hf_recogs.export_hub, `hf-recogs export`) and the loopback fake Hub (tests/fake_hub.py).
+"""The Hub export (hf_recogs.publish.dataset_export, `hf-recogs export`) and the loopback fake Hub
+(tests/fake_hub.py).
 
 Fixture configs defined here cover the rules without the mirror: layout, card YAML, licences, SLOG gen
 never exported, SyGNS-style share-alike data in its own repository, unavailable splits listed, variants. The
@@ -27,7 +28,7 @@ from hf_recogs.registry import DatasetConfig, Param, all_configs
 from hf_recogs.sources import UpstreamFile
 
 ROOT = Path(__file__).resolve().parents[1]
-from hf_recogs import export_hub  # noqa: E402
+from hf_recogs.publish import dataset_export  # noqa: E402
 
 ABSENT = UpstreamFile("fixture/hub", "f" * 40, "data/absent.tsv", "0" * 40, None, 10)
 
@@ -62,7 +63,7 @@ FIXTURES = {
     "hubfix_partial": _fixture("hubfix_partial", license="BSD-3-Clause", citations=("scan",),
                                hub_splits=("train", "test"),
                                sources=lambda split, **p: [ABSENT] if split == "test" else []),
-}  # passed to export_hub.build(configs=...), never registered: other tests' view of the catalogue is unchanged
+}  # passed to dataset_export.build(configs=...), never registered: other tests' view of the catalogue is unchanged
 
 
 def fixture_rows(name: str, split: str, **params) -> list[dict]:
@@ -87,8 +88,8 @@ def run_py(code: str, env: dict | None = None, timeout: int = 240) -> subprocess
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("hub_export")
-    folders = export_hub.build(out, list(FIXTURES), variants=["hubfix_main:upper=True"], repo_id="org/hf_recogs",
-                               configs=FIXTURES, log=lambda *a: None)
+    folders = dataset_export.build(out, list(FIXTURES), variants=["hubfix_main:upper=True"],
+                                   repo_id="org/hf_recogs", configs=FIXTURES, log=lambda *a: None)
     return out, folders
 
 
@@ -134,7 +135,7 @@ def test_card_yaml_licences_and_sections(built):
     assert [c.get("default") for c in meta["configs"]] == [True, None, None, None]  # no recogs_pos: the first
     sygns_meta, _ = read_card(out / "hf_recogs_sygns")
     assert [c.get("default") for c in sygns_meta["configs"]] == [True]  # the share-alike repo has one too
-    assert export_hub.size_category(999) == "n<1K" and export_hub.size_category(24_155) == "10K<n<100K"
+    assert dataset_export.size_category(999) == "n<1K" and dataset_export.size_category(24_155) == "10K<n<100K"
     main_cfg = meta["configs"][0]
     assert main_cfg["data_files"] == [{"split": s, "path": f"hubfix_main/{s}-00000-of-00001.parquet"}
                                       for s in ("train", "test", "gen")]
@@ -160,20 +161,20 @@ def test_card_yaml_licences_and_sections(built):
 
 
 def test_mixed_sharealike_needs_opt_in_and_is_refused_at_push(tmp_path):
-    folders = export_hub.build(tmp_path, ["hubfix_main", "hubfix_sygns"], separate_sharealike=False,
-                               configs=FIXTURES, log=lambda *a: None)
+    folders = dataset_export.build(tmp_path, ["hubfix_main", "hubfix_sygns"], separate_sharealike=False,
+                                   configs=FIXTURES, log=lambda *a: None)
     assert set(folders) == {"hf_recogs"}
     meta, body = read_card(tmp_path / "hf_recogs")
     assert sorted(meta["license"]) == ["cc-by-sa-4.0", "mit"] and "| `hubfix_sygns` | CC BY-SA 4.0 |" in body
-    with pytest.raises(export_hub.ExportError, match="mixes share-alike data"):
-        export_hub.check_folder(tmp_path / "hf_recogs")
+    with pytest.raises(dataset_export.ExportError, match="mixes share-alike data"):
+        dataset_export.check_folder(tmp_path / "hf_recogs")
 
 
 def test_unknown_config_and_bad_variant_are_one_line_errors(tmp_path):
-    with pytest.raises(export_hub.ExportError, match="unknown config"):
-        export_hub.build(tmp_path, ["nope"], configs=FIXTURES)
-    with pytest.raises(export_hub.ExportError, match="key=value"):
-        export_hub.build(tmp_path, ["hubfix_main"], variants=["hubfix_main:upper"], configs=FIXTURES)
+    with pytest.raises(dataset_export.ExportError, match="unknown config"):
+        dataset_export.build(tmp_path, ["nope"], configs=FIXTURES)
+    with pytest.raises(dataset_export.ExportError, match="key=value"):
+        dataset_export.build(tmp_path, ["hubfix_main"], variants=["hubfix_main:upper"], configs=FIXTURES)
 
 
 def test_push_refuses_a_split_that_must_stay_protected_whatever_the_manifest_says(built, tmp_path):
@@ -185,21 +186,21 @@ def test_push_refuses_a_split_that_must_stay_protected_whatever_the_manifest_say
     out, _ = built
     folder = tmp_path / "copy"
     shutil.copytree(out / "hf_recogs", folder)
-    path = folder / export_hub.MANIFEST
+    path = folder / dataset_export.MANIFEST
     original = json.loads(path.read_text())
-    export_hub.check_folder(folder)  # as built: fine
+    dataset_export.check_folder(folder)  # as built: fine
 
     data = json.loads(path.read_text())
     entry = data["configs"]["hubfix_slog"]
     entry["splits"]["gen"] = 1
     path.write_text(json.dumps(data))
-    with pytest.raises(export_hub.ExportError, match="hubfix_slog gen, which is never published"):
-        export_hub.check_folder(folder)
+    with pytest.raises(dataset_export.ExportError, match="hubfix_slog gen, which is never published"):
+        dataset_export.check_folder(folder)
 
     entry.update(registry_config="slog", withheld={})
     path.write_text(json.dumps(data))
-    with pytest.raises(export_hub.ExportError, match="slog gen, which is never published"):
-        export_hub.check_folder(folder)
+    with pytest.raises(dataset_export.ExportError, match="slog gen, which is never published"):
+        dataset_export.check_folder(folder)
     path.write_text(json.dumps(original))
 
 
@@ -394,7 +395,7 @@ def test_real_configs_export_push_and_load_back(mirror, tmp_path):
     if missing:
         pytest.skip(f"config(s) {', '.join(missing)} not registered yet")
     out = tmp_path / "export"
-    export_hub.build(out, list(REAL), log=lambda *a: None)
+    dataset_export.build(out, list(REAL), log=lambda *a: None)
     meta, body = read_card(out / "hf_recogs")
     assert [c["config_name"] for c in meta["configs"]] == sorted(REAL)
     assert [c.get("default") for c in meta["configs"] if c["config_name"] == "recogs_pos"] == [True]

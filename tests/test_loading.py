@@ -189,7 +189,7 @@ FIXTURE_CONFIG = DatasetConfig(
 @pytest.fixture
 def fixture_registered(monkeypatch):
     all_configs()  # the real configs first, so the lazy import cannot run while the fixture is in place
-    monkeypatch.setitem(registry._CONFIGS, FIXTURE_CONFIG.name, FIXTURE_CONFIG)
+    monkeypatch.setitem(registry._USERS_CONFIGS, FIXTURE_CONFIG.name, FIXTURE_CONFIG)
     return FIXTURE_CONFIG
 
 
@@ -335,9 +335,10 @@ def test_the_arrow_cache_key_covers_what_builds_rows_and_nothing_else():
 
     package = Path(hf_recogs.__file__).resolve().parent
     names = {str(p.relative_to(package)) for p in row_modules()}
-    assert {"builder.py", "registry.py", "sources.py", "upstream_files.tsv", "benchmarks/cogs.py",
+    assert {"builder.py", "dataset_config.py", "sources.py", "upstream_files.tsv", "benchmarks/cogs.py",
             "benchmarks/recogs_derive.py", "benchmarks/sygns_semantics.py"} <= names
-    assert not names & {"training.py", "reporting.py", "cli.py", "hub.py", "results.py", "sygns_eval.py"}
+    assert not names & {"registry.py", "train/run.py", "train/trainer.py", "scoring.py", "report/card.py", "cli.py",
+                         "publish/model_push.py", "publish/results_folder.py", "sygns_eval.py"}
 
 
 def test_each_config_cache_is_keyed_on_its_own_benchmark_module():
@@ -350,7 +351,7 @@ def test_each_config_cache_is_keyed_on_its_own_benchmark_module():
         return {str(p.relative_to(package)) for p in row_modules(get_config(config))}
 
     scan, recogs = names("scan_length"), names("recogs_pos")
-    assert {"builder.py", "registry.py", "sources.py", "upstream_files.tsv", "benchmarks/scan.py"} <= scan
+    assert {"builder.py", "dataset_config.py", "sources.py", "upstream_files.tsv", "benchmarks/scan.py"} <= scan
     assert not scan & {"benchmarks/cogs.py", "benchmarks/recogs_derive.py", "logical_forms.py", "benchmarks/sygns.py"}
     assert {"benchmarks/cogs.py", "benchmarks/recogs_derive.py", "logical_forms.py"} <= recogs
     assert "benchmarks/scan.py" not in recogs
@@ -367,3 +368,16 @@ def test_each_config_cache_is_keyed_on_its_own_benchmark_module():
                              splits=("train",), generate=generate)
         names_typed = {str(p.relative_to(package)) for p in row_modules(spec)}
     assert "builder.py" in names_typed and not any(n.startswith("benchmarks/") for n in names_typed)
+
+
+def test_a_misspelt_config_name_gets_the_closest_one():
+    """Both ways of loading name the config meant, in one line, instead of a list of eighty names alone."""
+    import datasets
+
+    for load in (lambda: hf_recogs.load_dataset("recogs_po"), lambda: datasets.load_dataset("hf_recogs", "recogs_po")):
+        with pytest.raises(ValueError) as info:
+            load()
+        message = str(info.value)
+        assert "unknown hf_recogs config 'recogs_po'; did you mean 'recogs_pos'?" in message and "\n" not in message
+    with pytest.raises(ValueError, match="unknown hf_recogs config 'zzz'; valid configs: cogs,"):
+        hf_recogs.load_dataset("zzz")

@@ -1,4 +1,5 @@
-"""hf_recogs.hub.push and train.py's push_to_hub against the loopback fake Hub (tests/fake_hub.py).
+"""hf_recogs.publish.model_push.push (`hf-recogs push`) and train.py's push_to_hub against the loopback fake Hub
+(tests/fake_hub.py).
 
 The HF libraries read HF_ENDPOINT at import time, so every push/load runs in a subprocess with
 ``hub_env(endpoint)``. Covered: the uploaded files (model, tokenizer, config, card, results, plot; no
@@ -38,14 +39,14 @@ print(json.dumps(tok.batch_decode(out, skip_special_tokens=True)))
 
 PUSH = r"""
 import sys
-from hf_recogs.hub import push
+from hf_recogs.publish.model_push import push
 print(push(sys.argv[1], sys.argv[2]))
 """
 
 
 @pytest.fixture(scope="module")
 def trained_lstm(tmp_path_factory) -> Path:
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     folder = tmp_path_factory.mktemp("lstm")
     cfg = write_config(folder, arch="lstm", model_overrides={"hidden_size": 16}, num_train_epochs=1,
@@ -100,7 +101,7 @@ def test_push_without_token_is_one_clear_line(trained_lstm, tmp_path):
     with FakeHub() as hub:
         env = hub_env(hub.endpoint, token=None, hf_home=tmp_path / "hf_home")
         env["PYTHONPATH"] = str(ROOT)
-        proc = _py(["-m", "hf_recogs.hub", str(trained_lstm), "fake-user/x"], env)
+        proc = _py(["-m", "hf_recogs.publish.model_push", str(trained_lstm), "fake-user/x"], env)
         assert not hub.repos
     assert proc.returncode == 1
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -116,7 +117,7 @@ def test_push_to_unreachable_endpoint_is_one_clear_line(trained_lstm, tmp_path):
     before = _snapshot(trained_lstm)
     env = hub_env(f"http://127.0.0.1:{port}", hf_home=tmp_path / "hf_home")
     env["PYTHONPATH"] = str(ROOT)
-    proc = _py(["-m", "hf_recogs.hub", str(trained_lstm), "fake-user/x"], env, timeout=120)
+    proc = _py(["-m", "hf_recogs", "push", str(trained_lstm), "fake-user/x"], env, timeout=120)
     assert proc.returncode == 1
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot reach the Hub at http://127.0.0.1:{port}"), \
@@ -125,7 +126,7 @@ def test_push_to_unreachable_endpoint_is_one_clear_line(trained_lstm, tmp_path):
 
 
 def test_push_refuses_unfinished_folder(tmp_path):
-    from hf_recogs.hub import HubPushError, push
+    from hf_recogs.publish.model_push import HubPushError, push
 
     with pytest.raises(HubPushError, match="not a finished training output"):
         push(tmp_path, "fake-user/x", token="t")
@@ -153,7 +154,7 @@ def test_failed_upload_after_repo_creation_leaves_the_folder_untouched(trained_l
         hub.fail_actions = {"preupload", "commit"}
         env = hub_env(hub.endpoint, hf_home=tmp_path / "hf_home")
         env["PYTHONPATH"] = str(ROOT)
-        proc = _py(["-m", "hf_recogs.hub", str(trained_lstm), "fake-user/half"], env)
+        proc = _py(["-m", "hf_recogs", "push", str(trained_lstm), "fake-user/half"], env)
         assert ("model", "fake-user/half") in hub.repos  # the repository was created
     assert proc.returncode == 1
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -162,13 +163,14 @@ def test_failed_upload_after_repo_creation_leaves_the_folder_untouched(trained_l
 
 
 def test_push_error_lines_are_shared_by_model_and_dataset_pushes():
-    """One mapping of Hub failures to one line (hub.push_error_line, used by hub.push and export_hub.push).
+    """One mapping of Hub failures to one line (model_push.push_error_line, used by model_push.push and
+    dataset_export.push).
     HfHubHTTPError is an OSError: a rejected token must not read as an unreachable Hub (the dataset push's
     own mapping used to check OSError first)."""
     import httpx2
     from huggingface_hub.errors import HfHubHTTPError
 
-    from hf_recogs.hub import push_error_line
+    from hf_recogs.publish.model_push import push_error_line
 
     request = httpx2.Request("POST", "http://hub.test/api/repos/create")
 

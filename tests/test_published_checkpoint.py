@@ -41,7 +41,7 @@ def _sample(records: list[dict], n: int, seed: int = 0) -> list[dict]:
 
 
 def test_a_checkpoint_is_committed():
-    assert CHECKPOINTS, "no results/<run>/seed_<n>/model.safetensors: publish one with python -m hf_recogs.results"
+    assert CHECKPOINTS, "no results/<run>/seed_<n>/model.safetensors: publish one with hf-recogs publish"
 
 
 @pytest.mark.parametrize("folder", CHECKPOINTS, ids=[f"{p.parent.name}/{p.name}" for p in CHECKPOINTS])
@@ -49,7 +49,9 @@ def test_checkpoint_reproduces_its_stored_verdicts(folder):
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from hf_recogs.training import cpu_has_native_bf16, greedy_decode, score_split
+    from hf_recogs.scoring import score_rows
+    from hf_recogs.train.decode import decode
+    from hf_recogs.train.hardware import cpu_has_native_bf16
 
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     bf16 = results["mixed_precision"] == "bf16"
@@ -65,9 +67,9 @@ def test_checkpoint_reproduces_its_stored_verdicts(folder):
     model = AutoModelForSeq2SeqLM.from_pretrained(folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     max_length = results["hyperparameters"]["generation_max_length"]
-    predictions = greedy_decode(model, tokenizer, [r["input"] for r in rows], max_length, bf16=bf16)
-    scored = score_split([{"input": r["input"], "output": r["gold"], "category": r["category"]} for r in rows],
-                         predictions, results["metric"])
+    predictions = decode(model, tokenizer, [r["input"] for r in rows], max_length, bf16=bf16)
+    scored = score_rows(predictions, [r["gold"] for r in rows], [r["category"] for r in rows], results["metric"],
+                        inputs=[r["input"] for r in rows])
 
     verdicts = [(r.get("sem"), r["exact"]) for r in scored]
     expected = [(r.get("sem"), r["exact"]) for r in rows]
@@ -78,7 +80,7 @@ def test_checkpoint_reproduces_its_stored_verdicts(folder):
 
 @pytest.mark.parametrize("folder", CHECKPOINTS, ids=[f"{p.parent.name}/{p.name}" for p in CHECKPOINTS])
 def test_committed_checkpoint_pushes_as_is(folder, tmp_path):
-    """python -m hf_recogs.hub publishes the committed folder unchanged (loopback Hub): model, tokenizer,
+    """hf-recogs push publishes the committed folder unchanged (loopback Hub): model, tokenizer,
     gzipped predictions, and a card whose model-index carries every gen category; nothing local is written."""
     import subprocess
     import sys
@@ -90,7 +92,7 @@ def test_committed_checkpoint_pushes_as_is(folder, tmp_path):
     with FakeHub() as hub:
         env = hub_env(hub.endpoint, hf_home=tmp_path / "hf_home")
         env["PYTHONPATH"] = str(ROOT)
-        out = subprocess.run([sys.executable, "-m", "hf_recogs.hub", str(folder), "fake-user/published"],
+        out = subprocess.run([sys.executable, "-m", "hf_recogs", "push", str(folder), "fake-user/published"],
                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
         assert out.returncode == 0, out.stderr[-2000:]
         files = hub.files("fake-user/published")
@@ -127,3 +129,12 @@ def test_custom_checkpoint_loads_without_hf_recogs(folder, tmp_path):
                          check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().startswith("transformers_modules.")
+
+
+def test_model_code_next_to_a_checkpoint_is_the_packages():
+    """A published LSTM folder carries the model code for ``trust_remote_code=True``; it must be the code the
+    package runs, or a user without hf_recogs would load another model than the one we test."""
+    copies = sorted((ROOT / "results").glob("*/seed_*/*.py"))
+    for copy in copies:
+        assert copy.read_bytes() == (ROOT / "hf_recogs" / "models" / copy.name).read_bytes(), (
+            f"{copy} differs from hf_recogs/models/{copy.name}: republish the run (hf-recogs publish) or delete it")

@@ -506,33 +506,35 @@ def test_metric_card_examples_run(evaluate):
 
 
 def test_reports_carry_the_levels_per_split_and_category(tmp_path):
-    from hf_recogs import reporting
+    from hf_recogs import scoring
     from hf_recogs.registry import get_config
+    from hf_recogs.report import aggregate, aggregate_markdown, card, plot_per_category
 
     gold = [SMALL_CATS_NO_DANCE, "exists x1.(dog(x1) & run(x1))"]
     preds = ["all x1.(cat(x1) -> -dance(x1))", "exists x1.(dog(x1) & run(x1))"]
-    records = reporting.score_rows(preds, gold, ["UNI:ADJ+NEG", "EXI:NONE"], "sygns")
-    summary = reporting.summarize(records, "sygns", get_config("sygns_systematicity_one").category_groups)
+    records = scoring.score_rows(preds, gold, ["UNI:ADJ+NEG", "EXI:NONE"], "sygns")
+    summary = scoring.summarize(records, "sygns", get_config("sygns_systematicity_one").category_groups)
     assert summary["primary"] == "exact_match" and summary["exact_match"] == 0.5
     assert summary["equivalence"] == 0.5 and summary["entailment_p_to_g"] == 1.0
     assert summary["per_category"]["UNI:ADJ+NEG"]["entailment_g_to_p"] == 0.0
     assert summary["groups"]["EXI"]["equivalence"] == 1.0
     results = {"dataset": "sygns_systematicity_one", "arch": "transformer", "seed": 1, "metric": "sygns",
                "splits": {"test": summary}}
-    table = reporting._results_table(results)
+    table = card._results_table(results)
     assert "G⇔P (%)" in table and "| test | UNI:ADJ+NEG | 1 | 0.0 | 0.0 | 0.0 | 100.0 |" in table
-    reporting.plot_per_category(results, tmp_path / "p.png")
+    plot_per_category(results, tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 0
-    agg = reporting.aggregate([results, dict(results, seed=2)])
+    agg = aggregate([results, dict(results, seed=2)])
     assert agg["splits"]["test"]["levels"]["equivalence"]["overall"]["mean"] == 50.0
-    assert "SyGNS levels" in reporting.aggregate_markdown(agg)
+    assert "SyGNS levels" in aggregate_markdown(agg)
     # other datasets are untouched
-    plain = reporting.summarize(reporting.score_rows(["a"], ["a"], None, "exact"), "exact")
-    assert "equivalence" not in plain and not reporting.sygns_levels(plain)
+    plain = scoring.summarize(scoring.score_rows(["a"], ["a"], None, "exact"), "exact")
+    assert "equivalence" not in plain and not scoring.sygns_levels(plain)
 
 
 def test_training_scores_sygns_runs_with_the_levels():
-    from hf_recogs.training import ExperimentArguments, resolve_metric
+    from hf_recogs.train import ExperimentArguments
+    from hf_recogs.train.data import resolve_metric
 
     for metric in ("auto", "sygns"):
         assert resolve_metric(ExperimentArguments(dataset="sygns_productivity", metric=metric)) == "sygns"

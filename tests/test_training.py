@@ -1,4 +1,4 @@
-"""train.py / hf_recogs.training / hf_recogs.reporting: argument parsing and its errors, a tiny end-to-end run
+"""train.py / hf_recogs.train / hf_recogs.scoring / hf_recogs.report: argument parsing and its errors, a tiny end-to-end run
 (loss goes down, output folder, predictions and per-category metrics, model card), multi-seed aggregation with
 bootstrap CIs on numbers checked by hand, resume after SIGKILL, and two-process DDP on CPU (slow).
 
@@ -19,9 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from hf_recogs import reporting  # noqa: E402
+from hf_recogs import report, scoring  # noqa: E402
 from hf_recogs.registry import get_config
-from hf_recogs.training import ConfigError, parse_args  # noqa: E402
+from hf_recogs.train import ConfigError, parse_args  # noqa: E402
 
 TINY_MODEL = {"d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_ffn_dim": 64,
               "decoder_ffn_dim": 64, "encoder_attention_heads": 2, "decoder_attention_heads": 2}
@@ -82,11 +82,11 @@ def write_cogs_like_config(folder: Path, monkeypatch, **extra) -> Path:
     reads the copy-task files instead of COGS (no mirror needed)."""
     from dataclasses import replace
 
-    from hf_recogs import training
+    from hf_recogs.train import data, run
 
     files = write_copy_task(folder)
-    load = training.load_raw_data
-    monkeypatch.setattr(training, "load_raw_data", lambda exp: load(replace(exp, dataset=None, data_files=files)))
+    monkeypatch.setattr(run, "load_raw_data",
+                        lambda exp: data.load_raw_data(replace(exp, dataset=None, data_files=files)))
     return write_config(folder, data_files=None, dataset="cogs", **extra)
 
 
@@ -185,7 +185,7 @@ def test_summarize_per_category_and_groups():
     records = ([_rec("cp_recursion", True, True)] + [_rec("cp_recursion", False, False)] * 3
                + [_rec("subj_to_obj_common", True, True)] * 2
                + [_rec("prim_to_obj_proper", False, True)] * 2)
-    s = reporting.summarize(records, "sem", get_config("cogs").category_groups)
+    s = scoring.summarize(records, "sem", get_config("cogs").category_groups)
     assert s["n"] == 8 and s["primary"] == "sem_match"
     assert s["exact_match"] == pytest.approx(3 / 8)
     assert s["sem_match"] == pytest.approx(5 / 8)
@@ -195,36 +195,35 @@ def test_summarize_per_category_and_groups():
     assert s["groups"]["lexical"] == {"n": 4, "exact_match": 0.5, "sem_match": 1.0, "sem_undecided": 0}
     assert s["groups"]["lexical_15"] == {"n": 2, "exact_match": 1.0, "sem_match": 1.0,
                                         "sem_undecided": 0}  # proper nouns left out
-    plain = reporting.summarize([_rec("in_distribution", True)], "exact", get_config("cogs").category_groups)
+    plain = scoring.summarize([_rec("in_distribution", True)], "exact", get_config("cogs").category_groups)
     assert plain["groups"] == {} and plain["sem_match"] is None and plain["primary"] == "exact_match"
 
 
-def test_score_split_uses_sem_and_exact():
-    from hf_recogs.training import score_split
+def test_score_rows_uses_sem_and_exact():
+    from hf_recogs.scoring import score_rows
 
-    raw = [{"input": "a", "output": "* cat ( x _ 1 ) ; smile . agent ( x _ 2 , x _ 1 )", "category": "c"},
-           {"input": "b", "output": "cat ( x _ 1 )", "category": "d"}]
+    golds = ["* cat ( x _ 1 ) ; smile . agent ( x _ 2 , x _ 1 )", "cat ( x _ 1 )"]
     # the first prediction renames the variables consistently: SEM match, not exact
     preds = ["* cat ( x _ 3 ) ; smile . agent ( x _ 2 , x _ 3 )", "dog ( x _ 1 )"]
-    recs = score_split(raw, preds, "sem")
+    recs = score_rows(preds, golds, ["c", "d"], "sem")
     assert [(r["sem"], r["exact"]) for r in recs] == [(True, False), (False, False)]
-    assert [r["exact"] for r in score_split(raw, [raw[0]["output"], "x"], "exact")] == [True, False]
-    assert score_split(raw, preds, "exact")[0]["sem"] is None
+    assert [r["exact"] for r in score_rows([golds[0], "x"], golds, ["c", "d"], "exact")] == [True, False]
+    assert score_rows(preds, golds, ["c", "d"], "exact")[0]["sem"] is None
 
 
 def test_bootstrap_ci_known_values():
     # identical runs: the CI collapses onto the value
-    assert reporting.bootstrap_ci([50.0, 50.0, 50.0]) == (50.0, 50.0)
+    assert report.bootstrap_ci([50.0, 50.0, 50.0]) == (50.0, 50.0)
     # one run: degenerate interval
-    assert reporting.bootstrap_ci([12.5]) == (12.5, 12.5)
+    assert report.bootstrap_ci([12.5]) == (12.5, 12.5)
     # two runs 0 and 100: resampled means are 0, 50, 100 with probabilities 1/4, 1/2, 1/4, so the 2.5 % and
     # 97.5 % quantiles are the extremes 0 and 100
-    assert reporting.bootstrap_ci([0.0, 100.0]) == (0.0, 100.0)
+    assert report.bootstrap_ci([0.0, 100.0]) == (0.0, 100.0)
     # 20 runs of 0/1: mean 0.5, plug-in sd 0.5, se 0.5/sqrt(20) = 0.1118 → normal approx 0.5 ± 0.219
-    low, high = reporting.bootstrap_ci([0.0, 1.0] * 10)
+    low, high = report.bootstrap_ci([0.0, 1.0] * 10)
     assert low == pytest.approx(0.5 - 0.219, abs=0.03) and high == pytest.approx(0.5 + 0.219, abs=0.03)
     # deterministic
-    assert reporting.bootstrap_ci([1, 5, 9]) == reporting.bootstrap_ci([1, 5, 9])
+    assert report.bootstrap_ci([1, 5, 9]) == report.bootstrap_ci([1, 5, 9])
 
 
 def _fake_result(seed, cp, subj, test):
@@ -245,7 +244,7 @@ def _fake_result(seed, cp, subj, test):
 
 def test_aggregate_over_seeds(tmp_path):
     results = [_fake_result(1, 0.2, 1.0, 1.0), _fake_result(2, 0.4, 1.0, 1.0), _fake_result(3, 0.6, 0.4, 1.0)]
-    agg = reporting.write_aggregate(tmp_path, results)
+    agg = report.write_aggregate(tmp_path, results)
     gen = agg["splits"]["gen"]
     assert agg["seeds"] == [1, 2, 3]
     assert gen["per_category"]["cp_recursion"]["mean"] == pytest.approx(40.0)
@@ -270,20 +269,20 @@ def test_aggregate_over_seeds(tmp_path):
     (None, "–"), (float("nan"), "–"),
 ])
 def test_percent_text_keeps_imperfect_and_non_zero_scores_apart(value, text):
-    assert reporting.percent_text(value) == text
+    assert scoring.percent_text(value) == text
 
 
 def test_percent_text_at_two_decimals_as_the_score_command_prints():
-    assert reporting.percent_text(100 * 29_999 / 30_000, decimals=2) == "99.997"  # .2f would say 100.00
-    assert reporting.percent_text(100 * 1 / 30_000, decimals=2) == "0.003"
-    assert reporting.percent_text(13.47, decimals=2) == "13.47"
+    assert scoring.percent_text(100 * 29_999 / 30_000, decimals=2) == "99.997"  # .2f would say 100.00
+    assert scoring.percent_text(100 * 1 / 30_000, decimals=2) == "0.003"
+    assert scoring.percent_text(13.47, decimals=2) == "13.47"
 
 
 def test_card_and_aggregate_do_not_round_an_imperfect_score_to_100(tmp_path):
     near, perfect = _fake_result(1, 0.25, 0.75, 4180 / 4182), _fake_result(2, 0.25, 0.75, 1.0)
-    card = str(reporting.render_model_card(near))
+    card = str(report.render_model_card(near))
     assert "| test | **all** |" in card and "99.95" in card and "| 100.0 |" not in card
-    reporting.write_aggregate(tmp_path, [near, perfect])
+    report.write_aggregate(tmp_path, [near, perfect])
     md = (tmp_path / "aggregate.md").read_text()
     assert "99.98 | [99.95, 100.0] | 99.95, 100.0 |" in md
 
@@ -291,7 +290,7 @@ def test_card_and_aggregate_do_not_round_an_imperfect_score_to_100(tmp_path):
 def test_model_index_carries_the_gen_categories_and_groups():
     import yaml
 
-    card = str(reporting.render_model_card(_fake_result(1, 0.25, 0.75, 1.0)))
+    card = str(report.render_model_card(_fake_result(1, 0.25, 0.75, 1.0)))
     index = yaml.safe_load(card.split("---")[1])["model-index"][0]["results"]
     values = {(r["dataset"]["split"], m["name"]): m["value"] for r in index for m in r["metrics"]}
     assert values[("gen", "Semantic exact match")] == 50.0
@@ -332,20 +331,20 @@ def test_model_index_carries_the_gen_categories_and_groups():
      42, "accelerate launch train.py configs/scan_simple.yaml --seeds 42 --learning_rate=5e-4"),
 ])
 def test_card_reproduce_command_drops_what_only_one_machine_needs(recorded, seed, expected):
-    assert reporting.reproduce_command({"command": recorded, "seed": seed}) == expected
+    assert report.reproduce_command({"command": recorded, "seed": seed}) == expected
 
 
 def test_card_says_which_commit_trained_the_model():
     result = _fake_result(3, 0.25, 0.75, 1.0)
     result["command"] = "accelerate launch train.py code4/configs/toy.yaml --seeds 3 --output_dir /root/runs/toy"
     result["environment"] = {"git_commit": "02d83c42b08aa5667dd32cd3a2d73edfeef311c3"}
-    card = str(reporting.render_model_card(result))
+    card = str(report.render_model_card(result))
     assert "commit `02d83c42b08aa5667dd32cd3a2d73edfeef311c3`" in card
     assert "accelerate launch train.py configs/toy.yaml --seeds 3\n" in card
     assert "/root/runs" not in card and "code4" not in card
     assert "not committed" not in card
     result["environment"]["git_dirty"] = True  # a run of a working tree with changes says so
-    assert "plus changes that were not committed" in str(reporting.render_model_card(result))
+    assert "plus changes that were not committed" in str(report.render_model_card(result))
 
 
 def test_card_gives_a_gpu_run_its_gpu_and_a_cpu_run_its_thread_hours():
@@ -353,20 +352,20 @@ def test_card_gives_a_gpu_run_its_gpu_and_a_cpu_run_its_thread_hours():
     result["train"] = {"global_step": 8520, "time": {"wall_s": 344.4, "cpu_thread_s": 344.4, "parts": [
         {"from_step": 0, "to_step": 8520, "wall_s": 344.4, "threads": 1, "processes": 1}]}}
     result["environment"] = {"cuda": "NVIDIA H100 80GB HBM3"}
-    card = str(reporting.render_model_card(result))
+    card = str(report.render_model_card(result))
     assert "8520 optimisation steps in 5.7 min of training (on one NVIDIA H100 80GB HBM3)" in card
     assert "thread-hours" not in card
     result["command"] = "accelerate launch train.py configs/x.yaml --tf32 true"
-    assert "(on one NVIDIA H100 80GB HBM3, TF32 matmuls)" in str(reporting.render_model_card(result))
+    assert "(on one NVIDIA H100 80GB HBM3, TF32 matmuls)" in str(report.render_model_card(result))
     result["command"] = "accelerate launch train.py configs/x.yaml tf32=false"
-    assert "(on one NVIDIA H100 80GB HBM3)" in str(reporting.render_model_card(result))
+    assert "(on one NVIDIA H100 80GB HBM3)" in str(report.render_model_card(result))
     # set in a config file, it is only in the recorded hyper-parameters
     result["hyperparameters"] = {**result.get("hyperparameters", {}), "tf32": True}
-    assert "(on one NVIDIA H100 80GB HBM3, TF32 matmuls)" in str(reporting.render_model_card(result))
+    assert "(on one NVIDIA H100 80GB HBM3, TF32 matmuls)" in str(report.render_model_card(result))
     result["environment"] = {"cuda": None}
     result["train"]["time"] = {"wall_s": 7200.0, "cpu_thread_s": 14400.0, "parts": [
         {"from_step": 0, "to_step": 8520, "wall_s": 7200.0, "threads": 2, "processes": 1}]}
-    assert "in 120.0 min of training (4.00 CPU thread-hours)" in str(reporting.render_model_card(result))
+    assert "in 120.0 min of training (4.00 CPU thread-hours)" in str(report.render_model_card(result))
 
 
 def test_card_of_an_older_results_file_still_explains_its_groups():
@@ -375,7 +374,7 @@ def test_card_of_an_older_results_file_still_explains_its_groups():
     result = _fake_result(3, 0.25, 0.75, 1.0)
     result["dataset"] = "recogs_pos"
     assert "group_display" not in result["splits"]["gen"]
-    card = str(reporting.render_model_card(result))
+    card = str(report.render_model_card(result))
     assert "structural = `obj_pp_to_subj_pp`, `cp_recursion`, `pp_recursion`" in card
     assert "group_display" not in result["splits"]["gen"]  # the caller's dict is left as it was
 
@@ -385,7 +384,7 @@ def test_card_of_an_older_results_file_still_explains_its_groups():
 
 
 def test_train_end_to_end_two_seeds(tmp_path):
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, seeds=[7, 8], save_strategy="no")
     assert main([str(cfg)]) == 0
@@ -421,7 +420,7 @@ def test_train_end_to_end_two_seeds(tmp_path):
 def test_grouped_data_order_learns_and_keeps_predictions_aligned(tmp_path):
     # Length-grouped training must not reorder evaluation: a learnt copy task then scores near 100 %, while
     # predictions paired with the wrong rows would score near 0 (a bug transformers 5 invites, fixed in run_seed).
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     model = {**TINY_MODEL, "d_model": 64, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128}
     cfg = write_config(tmp_path, seeds=[7], data_order="grouped", num_train_epochs=30, model_overrides=model)
@@ -488,7 +487,7 @@ def test_ddp_two_processes_cpu(tmp_path):
 def test_smoke_config_runs(tmp_path, mirror):
     """configs/smoke.yaml (the README's first command) on a smaller slice: loads recogs_pos from the mirror,
     trains, decodes and scores validation/test/gen with SEM."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     out = tmp_path / "smoke"
     assert main([str(ROOT / "configs" / "smoke.yaml"), f"output_dir={out}", "max_train_samples=64",
@@ -527,7 +526,7 @@ def test_paper_configs_parse():
 
 def test_resume_skips_incomplete_checkpoint(tmp_path):
     """A run killed while saving leaves checkpoint-<n> without trainer_state.json: resume uses the one before."""
-    from hf_recogs.training import _resume_target
+    from hf_recogs.train.run import resume_target as _resume_target
 
     for step, state in ((5, "{}"), (10, "{}"), (15, None), (20, '{"trunc')):
         d = tmp_path / f"checkpoint-{step}"
@@ -547,7 +546,7 @@ def test_resume_skips_incomplete_checkpoint(tmp_path):
 
 def test_evaluate_only_reproduces_the_training_runs_predictions(tmp_path):
     """do_train=false decodes a saved model: same predictions as the run that trained it, nothing retrained."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=4)
     assert main([str(cfg)]) == 0
@@ -570,7 +569,7 @@ def test_evaluate_only_reproduces_the_training_runs_predictions(tmp_path):
 def test_evaluate_only_ignores_the_configs_training_time_evaluations(tmp_path):
     """A config that evaluates during training (eval_strategy=steps, as the fast recipes do) evaluates a saved
     model with do_train=false: the Trainer would refuse eval_strategy without an eval_dataset."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, eval_strategy="steps", eval_steps=10, curve_samples=4)
     assert main([str(cfg)]) == 0
@@ -615,7 +614,7 @@ def test_evaluation_option_errors(tmp_path, argv, needle):
 
 
 def test_evaluate_only_with_a_missing_model_is_one_line(tmp_path, capsys):
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     assert main([str(write_config(tmp_path)), "do_train=false", f"model_name_or_path={tmp_path / 'nope'}"]) == 2
     err = capsys.readouterr().err.strip()
@@ -626,7 +625,7 @@ def test_learning_curves_and_source_gap_are_logged(tmp_path, monkeypatch):
     """eval_strategy=steps: every evaluation logs validation loss, source gap and SEM/EM on fixed samples of
     validation and gen (with the scores of the config's category groups), into results.json, curves.jsonl,
     curves.png."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_cogs_like_config(tmp_path, monkeypatch, num_train_epochs=6, eval_strategy="steps", eval_steps=40,
                                  curve_samples=9, learning_rate=1.0e-2)
@@ -657,13 +656,13 @@ def test_learning_curves_and_source_gap_are_logged(tmp_path, monkeypatch):
 def test_source_monitor_warns_only_when_outputs_are_learnt_without_the_source(monkeypatch, caplog):
     from types import SimpleNamespace
 
-    from hf_recogs import training
+    from hf_recogs.train import trainer as training
 
     readings = iter([(6.0, 0.0), (2.0, 0.3), (2.0, 0.001), (2.5, 0.0), (2.0, 0.0)])
     monkeypatch.setattr(training, "source_gap", lambda *a, **k: next(readings))
     monitor = training.SourceUseMonitor(batches=[], bf16=False)
     state = SimpleNamespace(global_step=0, log_history=[], is_world_process_zero=True)
-    with caplog.at_level("WARNING", logger="hf_recogs.training"):
+    with caplog.at_level("WARNING", logger="hf_recogs.train"):
         monitor.check(None, state)  # step 0: initial loss 6.0
         monitor.check(None, state)  # learnt, uses the source: fine
         assert not caplog.records
@@ -675,14 +674,15 @@ def test_source_monitor_warns_only_when_outputs_are_learnt_without_the_source(mo
     assert [h["source_gap"] for h in state.log_history] == [0.0, 0.3, 0.001, 0.0, 0.0]
     early = training.SourceUseMonitor(batches=[], bf16=False)
     readings = iter([(6.0, 0.0), (3.5, 0.0)])  # not yet learnt (paper schedule, tiny lr): no warning
-    with caplog.at_level("WARNING", logger="hf_recogs.training"):
+    with caplog.at_level("WARNING", logger="hf_recogs.train"):
         early.check(None, state)
         early.check(None, state)
     assert len(caplog.records) == 1
 
 
 def test_bf16_on_cpu_is_automatic_and_recorded(tmp_path):
-    from hf_recogs.training import cpu_has_native_bf16, main
+    from hf_recogs.train import main
+    from hf_recogs.train.hardware import cpu_has_native_bf16
 
     cfg = write_config(tmp_path, num_train_epochs=1, eval_splits=["validation"])
     assert main([str(cfg)]) == 0
@@ -698,7 +698,7 @@ def test_training_steps_run_in_the_recorded_precision(tmp_path, monkeypatch, set
     # Setting TrainingArguments.bf16 after construction once recorded bf16 while every step ran in fp32
     # (the Accelerator reads mixed_precision): watch the dtype of the logits of the training steps themselves.
     import hf_recogs.models
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     seen = set()
     build = hf_recogs.models.build_model
@@ -719,7 +719,7 @@ def test_training_steps_run_in_the_recorded_precision(tmp_path, monkeypatch, set
 
 def test_tensorboard_logging_writes_events(tmp_path):
     # report_to: tensorboard works after `pip install hf-recogs[tensorboard]` (the test extra includes it)
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=1, max_train_samples=64, eval_splits=["validation"],
                        report_to="tensorboard")
@@ -734,7 +734,8 @@ def test_grouped_batches_follow_source_plus_target_length(tmp_path):
 
     from hf_recogs.models import build_model
     from hf_recogs.tokenization import build_tokenizer
-    from hf_recogs.training import _trainer_class, tokenize_dataset
+    from hf_recogs.train.data import tokenize_dataset
+    from hf_recogs.train.trainer import BaselineTrainer
 
     # sources all of one length, targets of very different lengths: only target-aware grouping sorts them
     rows = [{"input": "a b", "output": " ".join(["c"] * (1 + (i * 7) % 40)), "category": "x"} for i in range(256)]
@@ -743,7 +744,7 @@ def test_grouped_batches_follow_source_plus_target_length(tmp_path):
     tokenized = tokenize_dataset(ds, tok, 64)
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8, use_cpu=True,
                                     train_sampling_strategy="group_by_length", report_to="none")
-    trainer = _trainer_class()(model=build_model("transformer", tok, **TINY_MODEL), args=args,
+    trainer = BaselineTrainer(model=build_model("transformer", tok, **TINY_MODEL), args=args,
                                train_dataset=tokenized, processing_class=tok)
     order = list(iter(trainer._get_train_sampler()))
     lengths = tokenized["length"]
@@ -762,7 +763,8 @@ def test_token_loss_weighting_counts_every_target_token_the_same(tmp_path):
 
     from hf_recogs.models import build_model
     from hf_recogs.tokenization import build_tokenizer
-    from hf_recogs.training import _tokens_per_batch, _trainer_class, tokenize_dataset
+    from hf_recogs.train.data import tokenize_dataset, tokens_per_batch
+    from hf_recogs.train.trainer import BaselineTrainer
 
     rows = [{"input": "a b", "output": " ".join(["c"] * n), "category": "x"} for n in (1, 1, 9, 9)]
     ds = datasets.Dataset.from_list(rows)
@@ -772,14 +774,14 @@ def test_token_loss_weighting_counts_every_target_token_the_same(tmp_path):
     assert label_lengths[2] - label_lengths[0] == 8  # one label per target word, plus the same specials
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=2, use_cpu=True,
                                     report_to="none")
-    per_batch = _tokens_per_batch(tokenized, args)
+    per_batch = tokens_per_batch(tokenized, args.per_device_train_batch_size)
     assert per_batch == pytest.approx(sum(label_lengths) / 4 * 2)
     model = build_model("transformer", tok, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
                         **TINY_MODEL)
     model.train()
     collate = DataCollatorForSeq2Seq(tok, model=model, label_pad_token_id=-100, padding=True)
-    token_trainer = _trainer_class()(model=model, args=args, processing_class=tok, tokens_per_batch=per_batch)
-    batch_trainer = _trainer_class()(model=model, args=args, processing_class=tok)
+    token_trainer = BaselineTrainer(model=model, args=args, processing_class=tok, tokens_per_batch=per_batch)
+    batch_trainer = BaselineTrainer(model=model, args=args, processing_class=tok)
     for pair in ([0, 1], [2, 3]):
         batch = collate([{k: tokenized[i][k] for k in ("input_ids", "attention_mask", "labels")} for i in pair])
         labels = batch["labels"]
@@ -798,7 +800,7 @@ def test_reference_transformer_trains_end_to_end(tmp_path):
     checkpoint that AutoModelForSeq2SeqLM reloads, and writes its model card."""
     from transformers import AutoModelForSeq2SeqLM
 
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     tiny = {"hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 128}
     cfg = write_config(tmp_path, arch="reference_transformer", model_overrides=tiny, num_train_epochs=30,
@@ -813,7 +815,7 @@ def test_reference_transformer_trains_end_to_end(tmp_path):
 
 def test_missing_upstream_data_is_one_line(tmp_path, no_mirror, capsys, monkeypatch):
     """Offline without mirror or cache: one line naming the file and the fix, exit 2, no traceback."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     monkeypatch.setenv("HF_RECOGS_CACHE", str(tmp_path / "cache"))
     cfg = write_config(tmp_path)
@@ -833,7 +835,7 @@ def test_early_stopping_keeps_the_best_validation_model(tmp_path):
     """early_stopping_patience stops after that many evaluations without a better validation loss and keeps the
     best epoch's model: with a learning rate of 0 nothing improves after the first evaluation, so a 6-epoch run
     stops after 1 + 2 epochs and scores the first epoch's model."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=6, learning_rate=0.0, eval_strategy="epoch", save_strategy="epoch",
                        load_best_model_at_end=True, metric_for_best_model="eval_loss", greater_is_better=False,
@@ -848,15 +850,15 @@ def test_early_stopping_keeps_the_best_validation_model(tmp_path):
 
 
 def test_publish_run_to_results_folder(tmp_path):
-    """hf_recogs.results: finished seeds copied with gzipped predictions, the median seed's model loadable,
+    """hf-recogs publish: finished seeds copied with gzipped predictions, the median seed's model loadable,
     unfinished seeds skipped, the run folder untouched, and refusals in one line."""
     import gzip
 
     from transformers import AutoModelForSeq2SeqLM
 
-    from hf_recogs.results import main as publish_main
-    from hf_recogs.results import median_seed
-    from hf_recogs.training import main
+    from hf_recogs.publish.results_folder import main as publish_main
+    from hf_recogs.publish.results_folder import median_seed
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, seeds=[7, 8, 9], num_train_epochs=1)
     assert main([str(cfg)]) == 0
@@ -897,8 +899,8 @@ def test_publish_run_to_results_folder(tmp_path):
 def test_publish_aggregates_seeds_trained_by_separate_commands(tmp_path, capsys):
     """Seeds run one command each into one output_dir: the published aggregate covers all of them; a seed that
     trained another set-up into the same folder is refused."""
-    from hf_recogs.results import main as publish_main
-    from hf_recogs.training import main
+    from hf_recogs.publish.results_folder import main as publish_main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, seeds=[7], num_train_epochs=1, eval_splits=["validation"])
     for seed in (7, 8):
@@ -952,8 +954,8 @@ def test_publish_keeps_one_checkpoint_at_the_median_of_every_published_seed(tmp_
     """Seeds published in two steps: the median is taken over all of them, the run keeps one checkpoint, a median
     seed published earlier keeps its own, and seeds whose CPU gave bf16 or fp32 under cpu_bf16: auto average
     together with the precision of each stated."""
-    from hf_recogs.results import main as publish_main
-    from hf_recogs.training import main
+    from hf_recogs.publish.results_folder import main as publish_main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, seeds=[7, 8, 9], num_train_epochs=1, eval_splits=["validation", "gen"])
     assert main([str(cfg)]) == 0
@@ -1013,7 +1015,7 @@ def test_no_and_yes_are_words_in_configs_and_overrides(tmp_path):
     """YAML 1.1 reads no/yes/on/off as booleans, so the Trainer's own value ``save_strategy: no`` used to fail
     as "invalid choice: 'false'". Options are read with YAML 1.2 booleans: words stay words, and a bool option
     written as no/yes still parses."""
-    from hf_recogs.training import parse_args
+    from hf_recogs.train import parse_args
 
     cfg = write_config(tmp_path)
     cfg.write_text(cfg.read_text() + "eval_strategy: no\n")
@@ -1053,7 +1055,7 @@ def test_non_utf8_yaml_is_one_line(tmp_path):
 
 
 def test_whole_run_loss_weights_each_logged_window():
-    from hf_recogs.training import _whole_run_loss
+    from hf_recogs.train.record import whole_run_loss as _whole_run_loss
 
     history = [{"step": 5, "loss": 2.0}, {"step": 0, "source_gap": 0.1}, {"step": 10, "loss": 1.0},
                {"step": 12, "loss": 4.0}, {"step": 12, "eval_loss": 9.0}]
@@ -1063,7 +1065,7 @@ def test_whole_run_loss_weights_each_logged_window():
 
 def test_resumed_run_reports_the_whole_runs_loss(tmp_path):
     """Resuming a finished run (0 new steps) used to report loss 0.0; now the loss of the whole run."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=2, save_strategy="epoch")
     assert main([str(cfg)]) == 0
@@ -1077,7 +1079,7 @@ def test_resumed_run_reports_the_whole_runs_loss(tmp_path):
 def test_overwrite_moves_the_old_seed_aside(tmp_path):
     """overwrite_output_dir retrains from scratch in an empty folder; the old one is kept, renamed. A run killed
     after that cannot pass the old results.json off as its own on resume."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=1, eval_splits=["validation"])
     assert main([str(cfg)]) == 0
@@ -1093,7 +1095,7 @@ def test_an_unfinished_run_is_not_retrained_over_silently(tmp_path, capsys):
     """A killed run leaves checkpoints and no results.json; running the same command again without
     resume_from_checkpoint used to start a fresh model in that folder (curves of two runs in one file, the old
     checkpoints rotated away)."""
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=2, save_strategy="epoch", eval_splits=["validation"])
     assert main([str(cfg)]) == 0
@@ -1115,7 +1117,7 @@ def test_training_time_adds_up_over_resumes(tmp_path):
     time; the card states the total."""
     import shutil
 
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=2, save_strategy="epoch", eval_splits=["validation"])
     assert main([str(cfg)]) == 0
@@ -1139,7 +1141,7 @@ def test_training_time_adds_up_over_resumes(tmp_path):
     assert "2 parts" in (seed_dir / "README.md").read_text()
 
     # a checkpoint from before the clock existed: the earlier part's time is unknown, not zero
-    from hf_recogs.training import TrainingClock, training_time
+    from hf_recogs.train.trainer import TrainingClock, training_time
 
     (checkpoints[0] / "training_time.json").unlink()
     earlier = TrainingClock(str(checkpoints[0])).earlier
@@ -1148,7 +1150,7 @@ def test_training_time_adds_up_over_resumes(tmp_path):
 
 
 def test_unwritable_output_dir_is_one_line(tmp_path, capsys):
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
@@ -1160,7 +1162,7 @@ def test_unwritable_output_dir_is_one_line(tmp_path, capsys):
 def test_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
     import errno
 
-    from hf_recogs import training
+    from hf_recogs.train import run as training
 
     def no_space(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out" / "seed_7"))
@@ -1176,7 +1178,7 @@ def test_results_record_the_environment(tmp_path):
 
     import torch
 
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=1, eval_splits=["validation"])
     assert main([str(cfg)]) == 0
@@ -1189,7 +1191,7 @@ def test_results_record_the_environment(tmp_path):
 
 
 def test_model_card_of_a_partial_run_says_so(tmp_path):
-    from hf_recogs.training import main
+    from hf_recogs.train import main
 
     cfg = write_config(tmp_path, num_train_epochs=1, max_train_samples=40, max_eval_samples=6)
     assert main([str(cfg)]) == 0
@@ -1204,13 +1206,13 @@ def test_sygns_categories_are_grouped_by_quantifier_type():
     recs = [{"category": c, "exact": e, "sem": None} for c, e in
             [("NUM:ADJ", True), ("NUM:ADJ+NEG", False), ("UNI:ADJ", False), ("EXI:ADJ", True), ("EXI:CON", True)]]
     sygns_groups = get_config("sygns_systematicity_one").category_groups
-    groups = reporting.summarize(recs, "exact", sygns_groups)["groups"]
+    groups = scoring.summarize(recs, "exact", sygns_groups)["groups"]
     assert {g: v["exact_match"] for g, v in groups.items()} == {"NUM": 0.5, "UNI": 0.0, "EXI": 1.0}
     assert list(groups) == ["EXI", "NUM", "UNI"]
-    assert reporting.summarize([{"category": "in_distribution", "exact": True, "sem": None}], "exact",
+    assert scoring.summarize([{"category": "in_distribution", "exact": True, "sem": None}], "exact",
                                sygns_groups)["groups"] == {}
     # proper-name rows (PN) are in no group and leave the others' groups as they are
-    with_pn = reporting.summarize([*recs, {"category": "PN:ADJ", "exact": False, "sem": None}], "exact", sygns_groups)
+    with_pn = scoring.summarize([*recs, {"category": "PN:ADJ", "exact": False, "sem": None}], "exact", sygns_groups)
     assert with_pn["groups"] == groups and with_pn["category_groups"]["PN:ADJ"] == []
 
 
@@ -1241,12 +1243,12 @@ def test_summarize_infers_no_groups_from_category_names():
     from hf_recogs.benchmarks import cogs
 
     records = [_rec(c, True) for c in cogs.GEN_CATEGORIES]
-    s = reporting.summarize(records, "exact")
+    s = scoring.summarize(records, "exact")
     assert s["groups"] == {} and s["category_groups"] == {c: [] for c in cogs.GEN_CATEGORIES}
-    assert reporting.summarize([_rec("EXI:NONE", True), _rec("UNI:ADJ", False)], "exact")["groups"] == {}
-    assert reporting.highlighted(s) == set()
-    grouped = reporting.summarize(records, "exact", cogs.CATEGORY_GROUPS)
-    assert reporting.highlighted(grouped) == set(cogs.STRUCTURAL)
+    assert scoring.summarize([_rec("EXI:NONE", True), _rec("UNI:ADJ", False)], "exact")["groups"] == {}
+    assert scoring.highlighted(s) == set()
+    grouped = scoring.summarize(records, "exact", cogs.CATEGORY_GROUPS)
+    assert scoring.highlighted(grouped) == set(cogs.STRUCTURAL)
 
 
 def test_summaries_score_cogs_recursion_rows_per_depth():
@@ -1264,12 +1266,12 @@ def test_summaries_score_cogs_recursion_rows_per_depth():
         row("pp_recursion", "Ava ate the cake on the plate beside a box in the house .", False),
         row("subj_to_obj_common", "The cat on the mat smiled .", True),
     ]
-    s = reporting.summarize(records, "sem", cogs.CATEGORY_GROUPS)
+    s = scoring.summarize(records, "sem", cogs.CATEGORY_GROUPS)
     assert {c: {d: (v["n"], v["sem_match"]) for d, v in depths.items()} for c, depths in s["per_depth"].items()} == {
         "cp_recursion": {"3": (2, 0.5), "4": (1, 1.0)}, "pp_recursion": {"3": (1, 0.0)}}
     without_inputs = [{k: v for k, v in r.items() if k != "input"} for r in records]
-    assert "per_depth" not in reporting.summarize(without_inputs, "sem", cogs.CATEGORY_GROUPS)
-    assert "per_depth" not in reporting.summarize(records, "sem")
+    assert "per_depth" not in scoring.summarize(without_inputs, "sem", cogs.CATEGORY_GROUPS)
+    assert "per_depth" not in scoring.summarize(records, "sem")
 
 
 def test_plots_and_aggregates_read_the_groups_from_the_summaries(tmp_path, monkeypatch):
@@ -1295,17 +1297,17 @@ def test_plots_and_aggregates_read_the_groups_from_the_summaries(tmp_path, monke
         return legend(self, *args, handles=handles, **kwargs)
 
     monkeypatch.setattr(matplotlib.axes.Axes, "legend", recording_legend)
-    gen = reporting.summarize([_rec("cp_recursion", True), _rec("subj_to_obj_common", False)], "exact",
+    gen = scoring.summarize([_rec("cp_recursion", True), _rec("subj_to_obj_common", False)], "exact",
                               cogs.CATEGORY_GROUPS)
     results = {"dataset": "cogs", "arch": "transformer", "seed": 1, "metric": "exact", "splits": {"gen": gen}}
-    reporting.plot_per_category(results, tmp_path / "p.png")
+    report.plot_per_category(results, tmp_path / "p.png")
     assert colours.pop() == ["tab:red", "tab:blue"] and legends.pop() == ["lexical", "structural"]
-    agg = reporting.aggregate([results, dict(results, seed=2)])
+    agg = report.aggregate([results, dict(results, seed=2)])
     assert agg["splits"]["gen"]["category_groups"] == gen["category_groups"]
-    reporting.plot_aggregate(agg, tmp_path / "a.png")
+    report.plot_aggregate(agg, tmp_path / "a.png")
     assert colours.pop() == ["black"] + ["tab:gray"] * 3 + ["tab:red", "tab:blue"]  # overall, 3 groups
     old = {**results, "splits": {"gen": {k: v for k, v in gen.items() if k != "category_groups"}}}
-    reporting.plot_per_category(old, tmp_path / "old.png")
+    report.plot_per_category(old, tmp_path / "old.png")
     assert colours.pop() == ["tab:blue", "tab:blue"] and not legends
 
 
@@ -1318,38 +1320,39 @@ def test_what_reports_say_about_groups_comes_from_the_config(tmp_path):
 
     with pytest.raises(ValueError, match="not among the groups"):
         CategoryGroups(("a", "b"), lambda c: (), highlighted="c")
-    cogs_gen = reporting.summarize([_rec("cp_recursion", True, True), _rec("subj_to_obj_common", False, False)],
+    cogs_gen = scoring.summarize([_rec("cp_recursion", True, True), _rec("subj_to_obj_common", False, False)],
                                    "sem", cogs.CATEGORY_GROUPS)
     cogs_run = {"dataset": "cogs", "arch": "transformer", "metric": "sem", "seed": 1, "splits": {"gen": cogs_gen}}
-    line = reporting.one_line(cogs_run)
+    line = scoring.one_line(cogs_run)
     assert "gen/structural 100.0%" in line and "gen/lexical 0.0%" in line and "lexical_15" not in line
-    card = str(reporting.render_model_card(cogs_run))
+    card = str(report.render_model_card(cogs_run))
     assert "`lexical_15` is lexical without the three proper-noun categories" in card
     assert "| gen | *structural* | 1 | 100.0 | 100.0 |" in card  # SEM and exact match columns
 
-    sygns_test = reporting.summarize([_rec("EXI:NONE", True), _rec("UNI:ADJ", False)], "exact",
+    sygns_test = scoring.summarize([_rec("EXI:NONE", True), _rec("UNI:ADJ", False)], "exact",
                                      sygns.CATEGORY_GROUPS)
     sygns_run = {"dataset": "sygns_systematicity_one", "arch": "transformer", "metric": "exact", "seed": 1,
                  "splits": {"test": sygns_test}}
-    md = reporting.aggregate_markdown(reporting.aggregate([sygns_run, dict(sygns_run, seed=2)]))
+    md = report.aggregate_markdown(report.aggregate([sygns_run, dict(sygns_run, seed=2)]))
     assert "Groups: `EXI` / `NUM` / `UNI`" in md and "structural" not in md
-    assert reporting.highlighted(sygns_test) == set()
+    assert scoring.highlighted(sygns_test) == set()
 
-    scan_test = reporting.summarize([_rec("simple", True), _rec("simple", False)], "exact")
+    scan_test = scoring.summarize([_rec("simple", True), _rec("simple", False)], "exact")
     scan_run = {"dataset": "scan_simple", "arch": "lstm", "metric": "exact", "seed": 1, "splits": {"test": scan_test}}
-    card = str(reporting.render_model_card(scan_run))
+    card = str(report.render_model_card(scan_run))
     assert "lexical" not in card and "structural" not in card and "SEM (%)" not in card
     assert "| test | **all** | 2 | 50.0 |" in card
-    assert "Groups:" not in reporting.aggregate_markdown(reporting.aggregate([scan_run]))
+    assert "Groups:" not in report.aggregate_markdown(report.aggregate([scan_run]))
 
 
 def test_each_config_declares_how_it_is_scored():
     """The metric is a fact of the catalogue entry. Variable-free forms have no variables for SEM to rename:
     scored by SEM, a perfect model of cogs_variable_free or slog_varfree would read 0 % (that was the rule
     'SEM for the COGS families' before)."""
-    from hf_recogs import reporting
     from hf_recogs.registry import METRICS, all_configs
-    from hf_recogs.training import dataset_metric
+
+    def dataset_metric(name):
+        return get_config(name).metric
 
     configs = all_configs()
     assert all(cfg.metric in METRICS for cfg in configs.values())
@@ -1357,7 +1360,7 @@ def test_each_config_declares_how_it_is_scored():
                 "slog_varfree": "exact", "scan_length": "exact", "sygns_systematicity_one": "sygns"}
     assert {name: dataset_metric(name) for name in expected} == expected
     variable_free = ["like ( agent = Mila , ccomp = offer ( theme = * cake , recipient = Emma ) )"]
-    as_sem = reporting.summarize(reporting.score_rows(variable_free, variable_free, metric="sem"), "sem")
-    as_declared = reporting.summarize(
-        reporting.score_rows(variable_free, variable_free, metric=dataset_metric("cogs_variable_free")), "exact")
+    as_sem = scoring.summarize(scoring.score_rows(variable_free, variable_free, metric="sem"), "sem")
+    as_declared = scoring.summarize(
+        scoring.score_rows(variable_free, variable_free, metric=dataset_metric("cogs_variable_free")), "exact")
     assert as_sem["sem_match"] == 0.0 and as_declared[as_declared["primary"]] == 1.0

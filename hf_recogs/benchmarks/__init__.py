@@ -1,3 +1,2 @@
-"""Benchmark modules; importing one registers its configs in ``hf_recogs.registry``."""
-
-from . import cogs, scan, slog, sygns  # noqa: F401
+"""Benchmark modules. Each declares its configs and ends with them as a value, ``CONFIGS``; the catalogue
+(``hf_recogs.registry``) collects them and is the only module that imports these."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache, partial
 
-from ..registry import SPLITS, DatasetConfig, Row, register
+from ..dataset_config import SPLITS, DatasetConfig, Row
 from ..sources import SourceError, SourceUnavailable, UpstreamFile, open_zip_member, pinned, read_text
 
 FAMILY = "slog"
@@ -88,9 +88,17 @@ def _sources(config: str, split: str, **params) -> list[UpstreamFile]:
     return [_file(config, split)]
 
 
-def _register(name: str, what: str, metric: str, notes: str = "") -> None:
+_DECLARED: list[DatasetConfig] = []
+
+
+def _add(config: DatasetConfig) -> DatasetConfig:
+    _DECLARED.append(config)
+    return config
+
+
+def _declare(name: str, what: str, metric: str, notes: str = "") -> None:
     """Declare one SLOG config; ``what`` names its kind of logical form."""
-    register(
+    _add(
         DatasetConfig(
             name=name,
             description=(
@@ -111,7 +119,9 @@ def _register(name: str, what: str, metric: str, notes: str = "") -> None:
     )
 
 
-_register("slog", "COGS-format logical forms", metric="sem",
+_declare("slog", "COGS-format logical forms", metric="sem",
           notes="train.tsv of the COGS-LF version is not in the offline mirror (only online download works)")
 # variable-free forms have no variables to rename: SEM would read every one as malformed
-_register("slog_varfree", "variable-free logical forms", metric="exact")
+_declare("slog_varfree", "variable-free logical forms", metric="exact")
+
+CONFIGS: tuple[DatasetConfig, ...] = tuple(_DECLARED)  # collected by hf_recogs.registry

@@ -72,7 +72,7 @@ import random
 from collections.abc import Iterator
 from functools import lru_cache
 
-from ..registry import CategoryGroups, DatasetConfig, Param, Row, register
+from ..dataset_config import CategoryGroups, DatasetConfig, Param, Row
 from . import sygns_semantics as sem
 from .sygns_semantics import NP, RC, VP, Sentence
 
@@ -542,7 +542,15 @@ _DATA_NOTE = (
 )
 
 
-def _register(name: str, setting: str, description: str, primitive: str | None, notes: str) -> None:
+_DECLARED: list[DatasetConfig] = []
+
+
+def _add(config: DatasetConfig) -> DatasetConfig:
+    _DECLARED.append(config)
+    return config
+
+
+def _declare(name: str, setting: str, description: str, primitive: str | None, notes: str) -> None:
     params = _COMMON_PARAMS
     if primitive is None:
         params = (Param("primitive", "one", "the primitive quantifier", ("one", "two", "every")),) + params
@@ -554,7 +562,7 @@ def _register(name: str, setting: str, description: str, primitive: str | None, 
         def generate(split: str, **params) -> Iterator[Row]:
             return rows(setting, split, primitive=primitive, **params)
 
-    register(
+    _add(
         DatasetConfig(
             name=name,
             description=f"{description} {_DATA_NOTE}",
@@ -573,7 +581,7 @@ def _register(name: str, setting: str, description: str, primitive: str | None, 
 
 
 for _prim in SYSTEMATICITY:
-    _register(
+    _declare(
         f"sygns_systematicity_{_prim}",
         "systematicity",
         f"SyGNS systematicity, primitive quantifier(s) {_prim.replace('_', ', ')}: depth-0 sentences; "
@@ -582,7 +590,7 @@ for _prim in SYSTEMATICITY:
         _prim,
         "Category <Q>:<modifiers> (Q = EXI/NUM/UNI/PN).",
     )
-_register(
+_declare(
     "sygns_quantifier_negation",
     "quantifier_negation",
     "SyGNS quantifiers x negation (paper appendix; split rule ours): depth 0; train = sentences with the "
@@ -591,7 +599,7 @@ _register(
     None,
     "Category <Q>:<modifiers>.",
 )
-_register(
+_declare(
     "sygns_productivity",
     "productivity",
     "SyGNS productivity: 20,000 sentences per embedding depth; train depths 0-1 (36,000 train / 4,000 "
@@ -599,7 +607,7 @@ _register(
     "one",
     "Category depth<D>.",
 )
-_register(
+_declare(
     "sygns_embedding_quantifiers",
     "embedding_quantifiers",
     "SyGNS embedded-quantifier systematicity (paper appendix; design ours): train = 10,000 depth-0 sentences "
@@ -608,3 +616,5 @@ _register(
     None,
     "Category depth<D>.",
 )
+
+CONFIGS: tuple[DatasetConfig, ...] = tuple(_DECLARED)  # collected by hf_recogs.registry

@@ -8,7 +8,7 @@ import datasets
 import evaluate
 
 from hf_recogs.citations import CITATIONS
-from hf_recogs.reporting import score_rows, summarize
+from hf_recogs.scoring import score_rows, summarize
 
 _DESCRIPTION = "SEM: a bijection of variables makes the two multisets of atoms equal (order- and renaming-invariant)."
 _KWARGS_DESCRIPTION = """

@@ -1,6 +1,6 @@
 """SyGNS meanings scored at the levels of the SyGNS paper, as an `evaluate` metric.
 
-A thin wrapper: the logic lives in ``hf_recogs.sygns_eval`` and ``hf_recogs.reporting`` (evaluate copies only
+A thin wrapper: the logic lives in ``hf_recogs.sygns_eval`` and ``hf_recogs.scoring`` (evaluate copies only
 this file into its module cache, so the package is imported as an ordinary library). See README.md for the
 metric card.
 """
@@ -10,7 +10,7 @@ import evaluate
 
 from hf_recogs.benchmarks.sygns import CATEGORY_GROUPS
 from hf_recogs.citations import CITATIONS
-from hf_recogs.reporting import score_rows, summarize
+from hf_recogs.scoring import score_rows, summarize
 from hf_recogs.sygns_eval import FORMS, LEVELS, detect_form
 
 _DESCRIPTION = (

@@ -1,5 +1,9 @@
 """Publish a trained model folder (``outputs/<config>/seed_<n>``) to the Hugging Face Hub with our model card.
 
+    hf-recogs push outputs/<config>/seed_<n> USER/REPO [--private] [--endpoint URL]
+
+(``python -m hf_recogs.publish.model_push`` takes the same arguments.)
+
 ``push(output_dir, repo_id)`` uploads the model, tokenizer, config, generation config, ``results.json``,
 the predictions, ``per_category.png`` and ``README.md`` (re-rendered from ``model_cards/template.md`` with the
 final repo id, in a staging folder: the local folder is never written) in one commit through
@@ -17,6 +21,8 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+
+from ..report.card import example_input, render_model_card
 
 IGNORE_PATTERNS = ["checkpoint-*", "checkpoint-*/**", "runs/**", "*.pt", "*.pth", "training_args.bin", ".*"]
 REQUIRED = ("config.json", "results.json")
@@ -95,8 +101,6 @@ def push(
 
 
 def _stage(folder: Path, staging: Path, results: dict, repo_id: str) -> None:
-    from .reporting import example_input, render_model_card
-
     def link_or_copy(src: str, dst: str) -> None:
         try:
             os.link(src, dst)
@@ -111,7 +115,7 @@ def _stage(folder: Path, staging: Path, results: dict, repo_id: str) -> None:
 
 
 def push_error_line(exc: Exception, endpoint: str, what: str, token_fix: str, tail: str = "") -> str:
-    """One line for a failed Hub upload (models here, datasets in ``export_hub``): an unreachable endpoint, a
+    """One line for a failed Hub upload (models here, datasets in ``dataset_export``): an unreachable endpoint, a
     rejected token (401), no write access (403), or the first line of anything else. ``what`` names what was
     pushed, ``token_fix`` how to give a token, ``tail`` what the user should know about local files."""
     from huggingface_hub.errors import HfHubHTTPError
@@ -141,16 +145,17 @@ def _chain(exc: BaseException):
         exc = exc.__cause__ or exc.__context__
 
 
-def main(argv=None) -> int:
-    """``python -m hf_recogs.hub OUTPUT_DIR REPO_ID [--private] [--endpoint URL]``."""
+def main(argv=None, prog: str = "python -m hf_recogs.publish.model_push") -> int:
+    """``hf-recogs push SEED_DIR USER/REPO [--private] [--endpoint URL]``: upload one trained seed folder with
+    our model card."""
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m hf_recogs.hub", description=main.__doc__)
-    parser.add_argument("output_dir")
-    parser.add_argument("repo_id")
-    parser.add_argument("--private", action="store_true")
-    parser.add_argument("--endpoint", default=None)
+    parser = argparse.ArgumentParser(prog=prog, description=main.__doc__)
+    parser.add_argument("output_dir", metavar="SEED_DIR", help="a trained seed folder, e.g. outputs/<run>/seed_42")
+    parser.add_argument("repo_id", metavar="USER/REPO", help="the model repository (created if missing)")
+    parser.add_argument("--private", action="store_true", help="create the repository as private")
+    parser.add_argument("--endpoint", default=None, help="Hub endpoint (default: HF_ENDPOINT or huggingface.co)")
     args = parser.parse_args(argv)
     try:
         print(push(args.output_dir, args.repo_id, endpoint=args.endpoint, private=args.private))

@@ -1,7 +1,9 @@
 """Copy a finished training run into the repository's ``results/`` folder: small, reproducible, loadable.
 
-    python -m hf_recogs.results outputs/recogs_pos_transformer_fast results/recogs_pos_transformer_fast \\
+    hf-recogs publish outputs/recogs_pos_transformer_fast results/recogs_pos_transformer_fast \\
         [--checkpoint median | <seed>]
+
+(``python -m hf_recogs.publish.results_folder`` takes the same arguments.)
 
 For every finished seed (``seed_<n>/results.json`` present) it copies ``results.json``, the plots and
 ``curves.jsonl``, writes each ``predictions_<split>.jsonl`` as ``predictions_<split>.jsonl.gz`` (gzip without a
@@ -9,13 +11,13 @@ timestamp, so the same predictions give the same bytes), and renders the model c
 ``results.json`` (so that a run trained by an older version of the package gets the current card).
 ``--checkpoint`` also copies one seed's model, generation config and tokenizer (and a custom architecture's
 code files), so that ``AutoModelForSeq2SeqLM.from_pretrained("results/<run>/seed_<n>")`` works (after
-``import hf_recogs.models``, or with ``trust_remote_code=True``): ``median`` picks the seed whose
-primary score on gen (else test, else validation) is the median of all the seeds, those published to ``dest``
-before included (the lower one of the middle two for an even count). A published run keeps one checkpoint:
-the model files of its other seeds are removed from ``dest`` (their results and predictions stay), and a
-median seed published earlier keeps the checkpoint it already has there. Checkpoints above
-``MAX_CHECKPOINT_MB`` are refused. With two or more finished seeds the
-aggregate (mean ± std over seeds) is computed here from their ``results.json``, so seeds trained by separate
+``import hf_recogs.models``, or with ``trust_remote_code=True``): ``median`` picks the seed whose primary
+score on the headline split (``scoring.headline_split``: gen, else test, else validation) is the median of all
+the seeds, those published to ``dest`` before included (the lower one of the middle two for an even count). A
+published run keeps one checkpoint: the model files of its other seeds are removed from ``dest`` (their results
+and predictions stay), and a median seed published earlier keeps the checkpoint it already has there.
+Checkpoints above ``MAX_CHECKPOINT_MB`` are refused (push those with ``hf-recogs push``). With two or more
+finished seeds the aggregate (mean ± std over seeds) is computed here from their ``results.json``, so seeds trained by separate
 commands count, and so do seeds published to ``dest`` earlier from another run folder; seeds that trained
 different set-ups are refused before anything is written. Unfinished seeds are skipped with a
 message; nothing in the run folder is modified.
@@ -29,6 +31,10 @@ import json
 import shutil
 import sys
 from pathlib import Path
+
+from ..report.aggregate import write_aggregate
+from ..report.card import write_model_card
+from ..scoring import headline_split
 
 MAX_CHECKPOINT_MB = 20
 RUN_FILES = ("results.json", "per_category.png", "curves.png", "curves.jsonl")
@@ -51,16 +57,18 @@ def finished_seeds(run_dir: Path) -> dict[int, dict]:
     return seeds
 
 
-def _primary(results: dict) -> float:
-    for split in ("gen", "test", "validation"):
-        if split in results["splits"]:
-            summary = results["splits"][split]
-            return summary[summary["primary"]] or 0.0
-    raise PublishError(f"seed {results['seed']} has no scored split; evaluate it first")
+def _headline_score(results: dict) -> float:
+    """The seed's primary score on its headline split, the one the median seed is chosen by."""
+    split = headline_split(results["splits"])
+    if split is None:
+        raise PublishError(f"seed {results['seed']} has no scored split; evaluate it first")
+    summary = results["splits"][split]
+    return summary[summary["primary"]] or 0.0
 
 
 def median_seed(seeds: dict[int, dict]) -> int:
-    ranked = sorted(seeds, key=lambda s: (_primary(seeds[s]), s))
+    """The seed whose headline score is the median (the lower of the middle two for an even count)."""
+    ranked = sorted(seeds, key=lambda s: (_headline_score(seeds[s]), s))
     return ranked[(len(ranked) - 1) // 2]
 
 
@@ -82,23 +90,7 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
     every_seed = {**finished_seeds(dest), **seeds} if dest.is_dir() else dict(seeds)
     if len(every_seed) > 1:
         check_same_setup(every_seed)  # before anything is written
-    chosen = None
-    if checkpoint is not None:
-        chosen = median_seed(every_seed) if checkpoint == "median" else int(checkpoint)
-        if chosen in seeds:
-            weights = run_dir / f"seed_{chosen}" / "model.safetensors"
-        elif chosen in every_seed:  # published earlier: its checkpoint must already be in dest
-            weights = dest / f"seed_{chosen}" / "model.safetensors"
-        else:
-            raise PublishError(f"--checkpoint {checkpoint}: seed {chosen} is not a finished seed of {run_dir}")
-        if not weights.is_file():
-            raise PublishError(f"{weights} is missing (seed {chosen} is the one asked for); publish it from its run "
-                               "folder, or pass --checkpoint <seed> for another seed")
-        size_mb = weights.stat().st_size / 2**20
-        if size_mb > MAX_CHECKPOINT_MB:
-            raise PublishError(f"{weights} is {size_mb:.1f} MB, above {MAX_CHECKPOINT_MB} MB; publish it to the Hub "
-                               "with python -m hf_recogs.hub instead")
-    from .reporting import write_model_card
+    chosen = _checked_checkpoint(checkpoint, run_dir, dest, seeds, every_seed)
 
     written: list[Path] = []
     for seed in seeds:
@@ -127,11 +119,34 @@ def publish(run_dir: Path, dest: Path, checkpoint: str | None = None) -> list[Pa
     if len(every_seed) > 1:
         # Recomputed from the finished seeds: seeds trained by separate commands into one output_dir leave no
         # aggregate (or one over fewer seeds) in the run folder.
-        from .reporting import write_aggregate
-
         write_aggregate(dest, [every_seed[s] for s in sorted(every_seed)])
         written += [dest / name for name in AGGREGATE_FILES if (dest / name).is_file()]
     return written
+
+
+def _checked_checkpoint(checkpoint: str | None, run_dir: Path, dest: Path, seeds: dict[int, dict],
+                        every_seed: dict[int, dict]) -> int | None:
+    """The seed whose model ``--checkpoint`` asks for, once its weights are known to exist and to be small enough
+    for the repository (checked before anything is written)."""
+    if checkpoint is None:
+        return None
+    if checkpoint != "median" and not checkpoint.isdigit():
+        raise PublishError(f"--checkpoint {checkpoint}: give 'median' or a seed number")
+    chosen = median_seed(every_seed) if checkpoint == "median" else int(checkpoint)
+    if chosen in seeds:
+        weights = run_dir / f"seed_{chosen}" / "model.safetensors"
+    elif chosen in every_seed:  # published earlier: its checkpoint must already be in dest
+        weights = dest / f"seed_{chosen}" / "model.safetensors"
+    else:
+        raise PublishError(f"--checkpoint {checkpoint}: seed {chosen} is not a finished seed of {run_dir}")
+    if not weights.is_file():
+        raise PublishError(f"{weights} is missing (seed {chosen} is the one asked for); publish it from its run "
+                           "folder, or pass --checkpoint <seed> for another seed")
+    size_mb = weights.stat().st_size / 2**20
+    if size_mb > MAX_CHECKPOINT_MB:
+        raise PublishError(f"{weights} is {size_mb:.1f} MB, above {MAX_CHECKPOINT_MB} MB; publish it to the Hub "
+                           "with hf-recogs push instead")
+    return chosen
 
 
 # Hyper-parameters that may differ between the seeds of one published run (how it ran, not what it trained).
@@ -146,7 +161,7 @@ def _option_defaults() -> dict:
     not record it, and trained as its default does."""
     import dataclasses
 
-    from .training import ExperimentArguments
+    from ..train.arguments import ExperimentArguments
 
     defaults = {}
     for f in dataclasses.fields(ExperimentArguments):
@@ -185,8 +200,9 @@ def check_same_setup(seeds: dict[int, dict]) -> None:
                                "publish them to separate folders")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m hf_recogs.results", description=__doc__.split("\n\n")[0])
+def main(argv=None, prog: str = "python -m hf_recogs.publish.results_folder") -> int:
+    """``hf-recogs publish RUN_DIR DEST [--checkpoint median|SEED]``; errors are one line, exit status 2."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", type=Path, help="a train.py output_dir (holds seed_<n>/ folders)")
     ap.add_argument("dest", type=Path, help="where to write, e.g. results/<run name>")
     ap.add_argument("--checkpoint", default=None, help="'median' or a seed: also copy that seed's model")
@@ -194,7 +210,7 @@ def main(argv=None) -> int:
     try:
         written = publish(args.run_dir, args.dest, args.checkpoint)
     except PublishError as exc:
-        print(f"hf_recogs.results: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     skipped = sorted(p.name for p in args.run_dir.glob("seed_*")
                      if p.name.removeprefix("seed_").isdigit() and not (p / "results.json").is_file())

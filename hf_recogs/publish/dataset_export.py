@@ -4,7 +4,7 @@
                            [--all-variants] [--repo-id ORG/hf_recogs] [--no-separate-sharealike]
     hf-recogs export push hub_export ORG/hf_recogs [--token T] [--endpoint URL] [--private]
 
-(``hf-recogs export`` and ``python -m hf_recogs.export_hub`` take the same arguments.)
+(``hf-recogs export`` and ``python -m hf_recogs.publish.dataset_export`` take the same arguments.)
 
 ``build`` writes, under ``--out`` (default ``hub_export/``, git-ignored):
 
@@ -500,7 +500,7 @@ def check_folder(folder: Path) -> None:
                           f"{', '.join(sorted(licences - sharealike))}; rebuild without --no-separate-sharealike")
     for name, c in data["configs"].items():
         # the catalogue says what may be published, whatever the manifest claims; a config built from another
-        # catalogue (export_hub.build(configs=...)) has only its build-time record of withheld splits
+        # catalogue (dataset_export.build(configs=...)) has only its build-time record of withheld splits
         known = catalogue.get(c["registry_config"])
         for split in c["splits"]:
             withheld = split in c.get("withheld", {}) or (
@@ -533,7 +533,7 @@ def push(folder: Path, repo_id: str, token: str | None = None, endpoint: str | N
             info = api.upload_folder(folder_path=str(path), repo_id=rid, repo_type="dataset",
                                      commit_message=f"hf_recogs export ({path.name})")
         except Exception as err:  # noqa: BLE001 - turned into one line below
-            from hf_recogs.hub import push_error_line
+            from .model_push import push_error_line
 
             raise ExportError(push_error_line(err, target, rid, "pass --token or set HF_TOKEN")) from None
         log(f"[push] {path} -> {target}/datasets/{rid} @ {info.oid}")

@@ -1,0 +1,281 @@
+"""The model card of one trained seed, rendered from its ``results.json`` through ``model_cards/template.md``:
+the results tables, ``model-index`` per split (and per group and category of the headline split), the
+hyper-parameters, the command that trains it again, and the citations.
+
+Rendering reads nothing but the results (and the registered config, for citations and for the group
+explanation of results written before summaries recorded it), so a published card re-renders byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..scoring import SYGNS_LABELS, fraction_as_percent, group_display, headline_split, sygns_levels
+
+# model_cards/ ships inside the package as hf_recogs.model_cards (see pyproject's package-dir).
+TEMPLATE = Path(str(resources.files("hf_recogs.model_cards") / "template.md"))
+
+
+def _citation_keys(dataset: str) -> list[str]:
+    from ..registry import get_config
+
+    try:
+        return list(get_config(dataset).citations)
+    except ValueError:  # a dataset outside our catalogue: its card cites nothing of ours
+        return []
+
+
+def _results_table(results: dict[str, Any]) -> str:
+    levels = next((sygns_levels(s) for s in results["splits"].values() if sygns_levels(s)), ())
+    if levels:
+        return _sygns_results_table(results, levels)
+    # SEM columns only for runs scored by SEM: a SCAN card has exact match alone
+    scored_by_sem = any(s.get("sem_match") is not None for s in results["splits"].values())
+    keys = ["sem_match", "exact_match"] if scored_by_sem else ["exact_match"]
+    names = {"sem_match": "SEM (%)", "exact_match": "exact match (%)"}
+    lines = ["| split | category | n | " + " | ".join(names[k] for k in keys) + " |",
+             "|---|---|---|" + "---|" * len(keys)]
+    lines += _table_rows(results, keys)
+    return "\n".join(lines)
+
+
+def _table_rows(results: dict[str, Any], keys: list[str]) -> list[str]:
+    """Each split's overall, group and (when there are several) category rows, with the ``keys`` scores."""
+    def row(split, name, scores):
+        return f"| {split} | {name} | {scores['n']} | " + " | ".join(
+            fraction_as_percent(scores.get(k)) for k in keys) + " |"
+
+    lines = []
+    for split, s in results["splits"].items():
+        lines.append(row(split, "**all**", s))
+        for g, gs in s.get("groups", {}).items():
+            lines.append(row(split, f"*{g}*", gs))
+        if len(s["per_category"]) > 1:
+            for c, cs in s["per_category"].items():
+                lines.append(row(split, c, cs))
+    return lines
+
+
+def _sygns_results_table(results: dict[str, Any], levels: tuple[str, ...]) -> str:
+    """Exact match and the SyGNS paper's levels (hf_recogs ``sygns_match`` metric) per split, group, category."""
+    lines = ["| split | category | n | exact match (%) | " + " | ".join(f"{SYGNS_LABELS[lv]} (%)" for lv in levels)
+             + " |", "|---|---|---|---|" + "---|" * len(levels)]
+    lines += _table_rows(results, ["exact_match", *levels])
+    note = ("\n\nG⇒P / G⇐P / G⇔P: gold entails prediction / the converse / both (z3, deterministic budget; "
+            "undecided pairs count as not entailed and are listed); up/down F1: polarity of content words; "
+            "COUNTER: exact optimum of DRS clause matching. See the `sygns_match` metric card of hf_recogs.")
+    return "\n".join(lines) + note
+
+
+def _partial_run_warning(results: dict[str, Any]) -> str:
+    """A loud line for cards of runs on a subset of the data (smoke tests, quick checks): their scores are not
+    results."""
+    hp = results.get("hyperparameters", {})
+    parts = []
+    if hp.get("max_train_samples"):
+        parts.append(f"trained on {hp['max_train_samples']} rows only")
+    if hp.get("max_eval_samples"):
+        parts.append(f"scored on {hp['max_eval_samples']} rows per split only")
+    if not parts:
+        return ""
+    return (f"\n\n> **A smoke / partial run, not a result:** {' and '.join(parts)}. Its scores say that the "
+            "pipeline works, not how well the model generalises.")
+
+
+# Options of a recorded train.py command that say where and how one machine ran it, not what was trained:
+# the card's reproduce command leaves them out (the defaults work anywhere) and names the seed itself. The
+# decoding batch is sized to the machine's memory (512 on a GPU) and changes no result; TF32 matmuls exist only
+# on recent NVIDIA GPUs (transformers refuses --tf32 true elsewhere), so the card states them instead.
+RUN_LOCAL_OPTIONS = {"output_dir", "cpu_threads", "resume_from_checkpoint", "seeds", "overwrite_output_dir",
+                     "per_device_eval_batch_size", "disable_tqdm", "tf32"}
+
+
+def reproduce_command(results: dict[str, Any]) -> str:
+    """The command a reader copies to train this seed again, from the command ``train.py`` recorded: the config
+    from the repository's ``configs/`` (runs may have used a copy of the code elsewhere), the options that change
+    the experiment, and ``--seeds <seed>``; paths and thread counts of the machine that ran it are dropped."""
+    if not results.get("command"):
+        return "accelerate launch train.py configs/<name>.yaml"
+    config, options = _recorded_arguments(results)
+    kept: list[str] = []
+    if config:
+        kept.append(f"configs/{config.name}" if config.parent.name == "configs" else str(config))
+    kept += ["--seeds", str(results["seed"])]
+    for name, _, written in options:
+        if name not in RUN_LOCAL_OPTIONS:
+            kept += written
+    return "accelerate launch train.py " + " ".join(shlex.quote(w) for w in kept)
+
+
+def _recorded_arguments(results: dict[str, Any]) -> tuple[Path | None, list[tuple[str, list[str], list[str]]]]:
+    """The config and the options of the recorded ``train.py`` command: each option as (name, values, the words
+    as written), from ``--name v [v ...]``, ``--name=v`` or a ``name=v`` override."""
+    words = shlex.split(results.get("command") or "")
+    args = words[words.index("train.py") + 1:] if "train.py" in words else words
+    config = Path(args.pop(0)) if args and args[0].endswith((".yaml", ".yml")) else None
+    options = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word.startswith("--"):
+            name, inline, value = word[2:].partition("=")
+            values, written = ([value] if inline else []), [word]
+            while not inline and i < len(args) and not args[i].startswith("--") and not _is_override(args[i]):
+                values.append(args[i])
+                written.append(args[i])
+                i += 1
+        else:
+            name, _, value = word.partition("=")
+            values, written = [value], [word]
+        options.append((name.strip(), values, written))
+    return config, options
+
+
+def _accelerator(results: dict[str, Any]) -> str | None:
+    """The GPU a run trained on, and its matmul precision where that was not plain fp32; None for a CPU run."""
+    gpu = (results.get("environment") or {}).get("cuda")
+    tf32 = (results.get("hyperparameters") or {}).get("tf32")
+    if tf32 is None:  # recorded from the command before results.json kept tf32
+        given = [values for name, values, _ in _recorded_arguments(results)[1] if name == "tf32"]
+        tf32 = bool(given) and " ".join(given[-1]).lower() in ("true", "1", "yes")
+    return f"{gpu}, TF32 matmuls" if gpu and tf32 else gpu
+
+
+def _is_override(word: str) -> bool:
+    """train.py's own rule for a key=value override (``parse_args`` of the training options), wherever it
+    stands."""
+    return "=" in word and not word.startswith("-")
+
+
+def _with_group_display(results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` whose split summaries all say how their groups display: summaries written before that was
+    recorded take it from the dataset's registered config (a re-rendered card keeps the groups' explanation)."""
+    missing = [name for name, s in results["splits"].items() if s.get("groups") and "group_display" not in s]
+    if not missing:
+        return results
+    from ..registry import get_config
+
+    try:
+        groups = get_config(results["dataset"]).category_groups
+    except ValueError:  # a dataset this version does not register
+        return results
+    if groups is None:
+        return results
+    splits = {name: ({**s, "group_display": groups.display()} if name in missing else s)
+              for name, s in results["splits"].items()}
+    return {**results, "splits": splits}
+
+
+def _eval_results(results: dict[str, Any]) -> list:
+    """The ``model-index`` entries: every split's SEM, exact match and SyGNS headline level, then the headline
+    split's groups and categories under its primary metric."""
+    from huggingface_hub import EvalResult
+
+    dataset = results["dataset"]
+    entries = []
+
+    def add(split, scores, metrics, part=""):
+        for metric in metrics:
+            if scores.get(metric) is None:
+                continue
+            label = {"sem_match": "Semantic exact match", "exact_match": "Exact match"}.get(
+                metric, f"SyGNS {SYGNS_LABELS.get(metric, metric)}")
+            entries.append(EvalResult(
+                task_type="text2text-generation", task_name="Semantic parsing",
+                dataset_type="hf_recogs", dataset_name=f"hf_recogs {dataset}", dataset_config=dataset,
+                dataset_split=split, metric_type=metric, metric_name=f"{label} ({part})" if part else label,
+                metric_value=round(100 * scores[metric], 2),
+            ))
+
+    for split, s in results["splits"].items():
+        add(split, s, ("sem_match", "exact_match", *sygns_levels(s)[:1]))
+    split = headline_split(results["splits"])
+    if split is not None:
+        s = results["splits"][split]
+        for group, scores in s.get("groups", {}).items():
+            add(split, scores, (s["primary"],), group)
+        if len(s.get("per_category", {})) > 1:
+            for category, scores in s["per_category"].items():
+                add(split, scores, (s["primary"],), category)
+    return entries
+
+
+def render_model_card(results: dict[str, Any], repo_id: str | None = None, template_path: Path | None = None,
+                      example: str | None = None):
+    """A ``huggingface_hub.ModelCard`` for one trained seed, with ``model-index`` results per split; ``example``
+    is the input of its usage snippet (default: a COGS sentence)."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    results = _with_group_display(results)
+    dataset = results["dataset"]
+    eval_results = _eval_results(results)
+    name = repo_id or f"{dataset}-{results['arch']}-seed{results['seed']}"
+    card_data = ModelCardData(
+        language="en", license="mit", library_name="transformers", tags=["hf_recogs", "compositional-generalization",
+                                                                     "semantic-parsing", dataset],
+        model_name=name, eval_results=eval_results or None, pipeline_tag="text2text-generation",
+    )
+    template = Path(template_path) if template_path else TEMPLATE
+    return ModelCard.from_template(card_data, template_path=str(template), model_name=name,
+                                   repo_id=repo_id or "<user>/<repo>", **_template_fields(results, example))
+
+
+def _template_fields(results: dict[str, Any], example: str | None) -> dict[str, Any]:
+    """What ``model_cards/template.md`` reads besides the model's name and repository."""
+    from ..citations import CITATIONS
+
+    dataset = results["dataset"]
+    keys = [k for k in _citation_keys(dataset) if k in CITATIONS]
+    hp = results.get("hyperparameters", {})
+    hp_table = "\n".join(["| hyper-parameter | value |", "|---|---|"] + [
+        f"| {k} | `{json.dumps(v) if isinstance(v, (dict, list)) else v}` |" for k, v in hp.items()])
+    environment = results.get("environment") or {}
+    return dict(
+        dataset=dataset,
+        arch=results["arch"],
+        seed=results["seed"],
+        metric=results["metric"],
+        num_parameters=f"{results.get('num_parameters', 0):,}",
+        vocab_size=results.get("vocab_size"),
+        train=results.get("train", {}),
+        hyperparameters_table=hp_table,
+        results_table=_results_table(results),
+        groups_explanation=" ".join(dict.fromkeys(
+            e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
+        summary=(f"A `{results['arch']}` sequence-to-sequence model trained from scratch on the hf_recogs "
+                 f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
+        reproduce=reproduce_command(results),
+        # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost
+        accelerator=_accelerator(results),
+        commit=environment.get("git_commit"),
+        commit_dirty=environment.get("git_dirty"),
+        citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",
+        has_plot=True,
+        example=json.dumps(example if isinstance(example, str) and example else "A cat smiled ."),
+    )
+
+
+def example_input(folder: Path) -> str | None:
+    """The first input of the first predictions file in ``folder`` (plain or gzipped): the usage example of the
+    model card, a sentence of the model's own dataset."""
+    import gzip
+
+    for path in sorted(Path(folder).glob("predictions_*.jsonl*")):
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as f:
+            line = f.readline()
+        if line.strip():
+            return json.loads(line).get("input")
+    return None
+
+
+def write_model_card(folder: Path, results: dict[str, Any], repo_id: str | None = None) -> Path:
+    """Render the card of the seed in ``folder`` (its usage example from its own predictions) as README.md."""
+    card = render_model_card(results, repo_id=repo_id, example=example_input(folder))
+    path = Path(folder) / "README.md"
+    card.save(str(path))
+    return path

@@ -1,0 +1,506 @@
+"""The options of ``train.py`` and their language: a YAML file, then ``key=value`` or ``--key value`` overrides.
+
+Options are the fields of two dataclasses read by ``transformers.HfArgumentParser``: :class:`ExperimentArguments`
+(data, model, metric, seeds) and ``Seq2SeqTrainingArguments`` (optimisation, batch sizes, checkpoints, Hub).
+A ``key=value`` value is parsed as YAML (``seeds=[1,2]``), with YAML 1.2 booleans only. Unknown keys, malformed
+values and broken YAML stop with a one-line :class:`ConfigError` that names the fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import functools
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..registry import METRICS as DATASET_METRICS
+from ..registry import SPLITS
+from .hardware import cuda_available
+
+EVAL_SPLITS = tuple(s for s in SPLITS if s != "train")
+METRICS = ("auto", *DATASET_METRICS)  # auto: the one the dataset's catalogue entry declares
+DATA_ORDERS = ("reshuffle", "fixed", "grouped")
+LOSS_WEIGHTINGS = ("batch", "token")
+
+
+class ConfigError(ValueError):
+    """A problem with the YAML file or the command line; the message is one line and names the fix."""
+
+
+@dataclass
+class ExperimentArguments:
+    """What to train on, which model, how to score. Optimisation settings are ``Seq2SeqTrainingArguments``."""
+
+    dataset: str | None = field(
+        default=None, metadata={"help": "hf_recogs config name, e.g. recogs_pos, cogs, scan_length (list_configs())"}
+    )
+    dataset_params: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={"help": "parameters of the dataset config as a mapping (YAML) or JSON string, e.g. {seed: 42}"},
+    )
+    data_files: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={
+            "help": "instead of `dataset`: a mapping split -> JSON-lines file with input/output/category fields "
+            "(YAML mapping or JSON string); relative paths are relative to the YAML file"
+        },
+    )
+    arch: str = field(default="transformer", metadata={"help": "transformer | lstm | relative_transformer"})
+    model_overrides: dict[str, Any] | str | None = field(
+        default=None,
+        metadata={"help": "keyword overrides for hf_recogs.models.build_model (mapping or JSON), e.g. {d_model: 64}"},
+    )
+    max_positions: int = field(default=512, metadata={"help": "maximum source/target length in tokens"})
+    metric: str = field(
+        default="auto",
+        metadata={"help": "sem | exact | sygns | auto (sem for COGS/ReCOGS/SLOG logical forms, sygns for SyGNS: "
+                  "exact match plus the SyGNS paper's levels, exact otherwise)"},
+    )
+    seeds: list[int] = field(
+        default_factory=list,
+        metadata={"help": "seeds to train, one subfolder seed_<n> each (default: [seed])"},
+    )
+    eval_splits: list[str] = field(
+        default_factory=lambda: list(EVAL_SPLITS),
+        metadata={"help": "splits decoded and scored after training (those the dataset lacks are skipped)"},
+    )
+    tokenizer_splits: list[str] = field(
+        default_factory=lambda: list(SPLITS),
+        metadata={
+            "help": "splits whose words form the vocabulary (the ReCOGS reference uses all splits; "
+            "[train] maps unseen words to <unk>)"
+        },
+    )
+    tokenizer_min_frequency: int = field(default=1, metadata={"help": "minimum count of a word in the vocabulary"})
+    max_train_samples: int | None = field(
+        default=None, metadata={"help": "use a fixed random subset (seed 0) of this many training rows"}
+    )
+    max_eval_samples: int | None = field(
+        default=None, metadata={"help": "score a fixed random subset (seed 0) of this many rows per eval split"}
+    )
+    data_order: str = field(
+        default="reshuffle",
+        metadata={
+            "help": "reshuffle: new order every epoch (Trainer default); fixed: shuffle once per seed and read "
+            "in that order every epoch (ReCOGS reference); grouped: batches of similar source length, reshuffled "
+            "every epoch (less padding: 3-4x the training throughput on CPU, bench/train_bench.py)"
+        },
+    )
+    loss_weighting: str = field(
+        default="batch",
+        metadata={
+            "help": "batch: each batch's loss is the mean over its target tokens (the Trainer's; with grouped "
+            "batches every example then weighs the same, whatever its length); token: every target token of the "
+            "training set weighs the same (each batch's summed loss over the mean tokens of a training batch), "
+            "what random batches give long examples"
+        },
+    )
+    decay_all_parameters: bool = field(
+        default=False,
+        metadata={"help": "apply weight_decay to biases and LayerNorm too (ReCOGS reference; Trainer exempts them)"},
+    )
+    cpu_threads: int | None = field(
+        default=None,
+        metadata={
+            "help": "torch threads per process on CPU; default: physical cores / local processes "
+            "(undoes the OMP_NUM_THREADS=1 that accelerate launch exports)"
+        },
+    )
+    hub_endpoint: str | None = field(
+        default=None, metadata={"help": "Hub address for push_to_hub (default: HF_ENDPOINT or huggingface.co)"}
+    )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "retrain seeds whose seed_<n>/results.json exists (default: skip them and reuse results)"},
+    )
+    model_name_or_path: str | None = field(
+        default=None,
+        metadata={
+            "help": "with do_train=false: a trained checkpoint (folder or Hub id) to decode and score; its "
+            "tokenizer is used. Results go to <output_dir>/evaluation/"
+        },
+    )
+    cpu_bf16: str = field(
+        default="auto",
+        metadata={
+            "help": "bf16 autocast on CPU: auto (on where the CPU has native bf16, e.g. AVX-512 BF16/AMX: "
+            "same losses to 2-3 decimals, 1.7-2x faster) | true | false. GPU runs use bf16/fp16 as set"
+        },
+    )
+    curve_samples: int = field(
+        default=200,
+        metadata={
+            "help": "rows of each curve split (fixed, stratified by category) decoded and scored at every "
+            "evaluation when eval_strategy is steps/epoch: learning curves, never used to select a model"
+        },
+    )
+    curve_splits: list[str] = field(
+        default_factory=lambda: ["validation", "gen"],
+        metadata={"help": "splits sampled for the learning curves (those the dataset lacks are skipped)"},
+    )
+    early_stopping_patience: int = field(
+        default=0,
+        metadata={
+            "help": "stop after this many evaluations without improving metric_for_best_model on validation, and "
+            "keep the best checkpoint (needs load_best_model_at_end; SyGNS's protocol: 3). 0: off"
+        },
+    )
+    source_check: bool = field(
+        default=True,
+        metadata={
+            "help": "log the shuffled-source loss gap on a fixed validation sample at steps 50, 100, 200, ... "
+            "1600 and at every evaluation, and warn when the model has learnt its outputs but ignores its source"
+        },
+    )
+
+    def __post_init__(self):
+        """Checks that need no other argument; a problem raises :class:`ConfigError` (one line)."""
+        from ..models import ARCHITECTURES
+
+        if self.arch not in ARCHITECTURES:
+            raise ConfigError(f"arch={self.arch!r} is not one of {', '.join(ARCHITECTURES)}")
+        if self.metric not in METRICS:
+            raise ConfigError(f"metric={self.metric!r} is not one of {', '.join(METRICS)}")
+        if self.cpu_bf16 not in ("auto", "true", "false"):
+            raise ConfigError(f"cpu_bf16={self.cpu_bf16!r} is not one of auto, true, false")
+        bad = [sp for sp in self.curve_splits if sp not in SPLITS]
+        if bad:
+            raise ConfigError(f"curve_splits: {', '.join(map(repr, bad))} not among {', '.join(SPLITS)}")
+        if self.curve_samples < 1:
+            raise ConfigError(f"curve_samples must be a positive integer, got {self.curve_samples}")
+        if self.early_stopping_patience < 0:
+            raise ConfigError("early_stopping_patience must be 0 (off) or positive, "
+                              f"got {self.early_stopping_patience}")
+        if self.data_order not in DATA_ORDERS:
+            raise ConfigError(f"data_order={self.data_order!r} is not one of {', '.join(DATA_ORDERS)}")
+        if self.loss_weighting not in LOSS_WEIGHTINGS:
+            raise ConfigError(f"loss_weighting={self.loss_weighting!r} is not one of {', '.join(LOSS_WEIGHTINGS)}")
+        for name, allowed in (("eval_splits", EVAL_SPLITS), ("tokenizer_splits", SPLITS)):
+            bad = [s for s in getattr(self, name) if s not in allowed]
+            if bad:
+                raise ConfigError(f"{name}: {', '.join(map(repr, bad))} not among {', '.join(allowed)}")
+        for name in ("dataset_params", "data_files", "model_overrides"):
+            setattr(self, name, _as_mapping(name, getattr(self, name)))
+        if (self.dataset is None) == (not self.data_files):
+            raise ConfigError("give exactly one of `dataset` (an hf_recogs config name) or `data_files`")
+        if self.data_files:
+            self._check_data_files()
+        else:
+            self._check_dataset()
+        for name in ("max_train_samples", "max_eval_samples", "cpu_threads"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be a positive integer or null, got {value}")
+        if self.max_positions < 8:
+            raise ConfigError(f"max_positions must be at least 8, got {self.max_positions}")
+
+    def _check_data_files(self) -> None:
+        bad = [s for s in self.data_files if s not in SPLITS]
+        if bad:
+            raise ConfigError(f"data_files: split names {bad} are not among {', '.join(SPLITS)}")
+        if "train" not in self.data_files:
+            raise ConfigError("data_files needs a 'train' file")
+        for split, path in self.data_files.items():
+            if not Path(path).is_file():
+                raise ConfigError(f"data_files: {split} file {path!r} not found")
+
+    def _check_dataset(self) -> None:
+        from ..registry import get_config
+
+        try:
+            spec = get_config(self.dataset)  # its message suggests the closest name
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        try:
+            spec.resolve_params(self.dataset_params)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+
+
+
+_MAPPING_FIELDS = ("dataset_params", "data_files", "model_overrides")
+
+
+def _make_parser():
+    from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+
+    # exit_on_error=False: a bad value raises argparse.ArgumentError (turned into one line) instead of printing
+    # the whole usage and exiting.
+    return HfArgumentParser(
+        (ExperimentArguments, Seq2SeqTrainingArguments),
+        prog="train.py",
+        allow_abbrev=False,
+        exit_on_error=False,
+        description="Train and evaluate a seq2seq baseline: train.py CONFIG.yaml [--key value | key=value ...]",
+    )
+
+
+def _option_fields() -> dict[str, Any]:
+    """Every option train.py accepts -> its resolved type (fields of both argument dataclasses)."""
+    import typing
+
+    from transformers import Seq2SeqTrainingArguments
+
+    options = {}
+    for cls in (ExperimentArguments, Seq2SeqTrainingArguments):
+        hints = typing.get_type_hints(cls)
+        options.update({f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init})
+    return options
+
+
+YAML11_BOOLEANS = {"yes": True, "on": True, "no": False, "off": False}
+
+
+def _takes_only_bool(annotation) -> bool:
+    """bool or Optional[bool]: not an option that also takes words (``Union[bool, str]``, enums)."""
+    import typing
+
+    return annotation is bool or set(typing.get_args(annotation)) == {bool, type(None)}
+
+
+def _takes_list(annotation) -> bool:
+    import typing
+
+    return typing.get_origin(annotation) is list or any(
+        typing.get_origin(arg) is list for arg in typing.get_args(annotation)
+    )
+
+
+def _suggest(key: str, known) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _to_argv(values: dict[str, Any]) -> list[str]:
+    argv: list[str] = []
+    for key, value in values.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            argv += [f"--{key}", "true" if value else "false"]
+        elif isinstance(value, (list, tuple)):
+            if not value:
+                raise ConfigError(f"{key}: an empty list is not allowed; leave the key out to use the default")
+            argv += [f"--{key}", *(json.dumps(v) if isinstance(v, (dict, list)) else str(v) for v in value)]
+        elif isinstance(value, dict):
+            argv += [f"--{key}", json.dumps(value)]
+        else:
+            argv += [f"--{key}", str(value)]
+    return argv
+
+
+@functools.lru_cache(maxsize=1)
+def _options_loader():
+    """PyYAML's safe loader with YAML 1.2 booleans: only true/false. YAML 1.1 also reads no/yes/on/off as
+    booleans, which turned the Trainer's ``save_strategy: no`` into False (an invalid choice); parse_args turns
+    these words into booleans only for options that take nothing else."""
+    import yaml
+
+    class OptionsLoader(yaml.SafeLoader):
+        pass
+
+    bool_tag = "tag:yaml.org,2002:bool"
+    OptionsLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != bool_tag]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    OptionsLoader.add_implicit_resolver(bool_tag, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                        list("tTfF"))
+    return OptionsLoader
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} not found; pass a YAML file such as configs/smoke.yaml")
+    class UniqueKeyLoader(_options_loader()):
+        """A mapping that repeats a key is an error (PyYAML would silently keep the last value)."""
+
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise ConfigError(f"{path}: line {key_node.start_mark.line + 1}: {key!r} is given twice; "
+                                      "keep one")
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}:{where}: invalid YAML ({problem}); fix the syntax there") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the YAML file must be a mapping of option: value, not {type(data).__name__}")
+    return data
+
+
+def parse_args(argv: Sequence[str] | None = None):
+    """Parse ``[CONFIG.yaml] [--key value | key=value ...]`` into ``(ExperimentArguments, Seq2SeqTrainingArguments)``.
+
+    Raises :class:`ConfigError` with a one-line message for any problem.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _make_parser()
+    if any(a in ("-h", "--help") for a in argv):
+        parser.print_help()
+        raise SystemExit(0)
+    config_path, values, passthrough = _read_options(argv)
+    _fill_run_defaults(values, passthrough, config_path)
+    exp, targs = _build(parser, values, passthrough)
+    _check_combinations(exp, targs)
+    exp.config_path = str(config_path) if config_path is not None else None  # for the model card
+    return exp, targs
+
+
+def _read_options(argv: list[str]) -> tuple[Path | None, dict[str, Any], list[str]]:
+    """(the YAML file, its options updated by the ``key=value`` overrides, the ``--key value`` words left for
+    argparse); unknown keys are refused here, with a suggestion."""
+    import yaml
+
+    known = _option_fields()
+    config_path: Path | None = None
+    if argv and argv[0].endswith((".yaml", ".yml")) and not argv[0].startswith("-"):
+        config_path = Path(argv.pop(0))
+    values: dict[str, Any] = {}
+    if config_path is not None:
+        values = _read_yaml(config_path)
+        for key in values:
+            if key not in known:
+                raise ConfigError(f"{config_path}: unknown option {key!r}{_suggest(key, known)}; "
+                                  "see `python train.py --help` for the valid options")
+    passthrough: list[str] = []
+    for item in argv:
+        if "=" in item and not item.startswith("-"):
+            key, _, raw = item.partition("=")
+            key = key.strip()
+            if key not in known:
+                raise ConfigError(f"unknown option {key!r} on the command line{_suggest(key, known)}; "
+                                  "see `python train.py --help`")
+            if not raw.strip():
+                raise ConfigError(f"{key}= has no value; give one (e.g. {key}=<value>) or leave it out for the "
+                                  "default")
+            try:
+                values[key] = yaml.load(raw, Loader=_options_loader())
+            except yaml.YAMLError:
+                values[key] = raw
+        elif item.endswith((".yaml", ".yml")) and not item.startswith("-") and not passthrough:
+            raise ConfigError(f"the config file must come first and only once: {item!r}")
+        else:
+            passthrough.append(item)
+    for key, value in values.items():  # the YAML 1.1 words, for options that only take a boolean
+        if isinstance(value, str) and value.lower() in YAML11_BOOLEANS and _takes_only_bool(known[key]):
+            values[key] = YAML11_BOOLEANS[value.lower()]
+        if isinstance(value, (list, tuple)) and not _takes_list(known[key]):
+            hint = " (a mapping such as {key: value})" if key in _MAPPING_FIELDS else ""
+            raise ConfigError(f"{key} takes a single value{hint}, not the list {value!r}")
+    return config_path, values, passthrough
+
+
+def _fill_run_defaults(values: dict[str, Any], passthrough: list[str], config_path: Path | None) -> None:
+    """Our defaults where they differ from the Trainer's, unless the user gave the option."""
+    if config_path is not None and isinstance(values.get("data_files"), dict):  # relative to the YAML file
+        values["data_files"] = {
+            split: str(p if Path(p).is_absolute() or not (config_path.parent / p).exists() else config_path.parent / p)
+            for split, p in values["data_files"].items()
+        }
+    if "use_cpu" not in values and "--use_cpu" not in passthrough and not cuda_available():
+        # CPU-only machine: use_cpu makes accelerate's state MULTI_CPU (gloo) under a multi-process launcher;
+        # without it each process would silently train alone on all the data.
+        values["use_cpu"] = True
+    if "do_train" not in values and not any(a.startswith("--do_train") for a in passthrough):
+        values["do_train"] = True  # TrainingArguments defaults to False, which the Trainer ignores; we honour it
+    if "output_dir" not in values and config_path is not None:
+        values["output_dir"] = str(Path("outputs") / config_path.stem)
+
+
+def _build(parser, values: dict[str, Any], passthrough: list[str]):
+    """The two dataclasses from the options; their own checks' errors become one line."""
+    known = _option_fields()
+    try:
+        exp, targs, remaining = parser.parse_args_into_dataclasses(
+            args=_to_argv(values) + passthrough, return_remaining_strings=True, look_for_args_file=False
+        )
+    except argparse.ArgumentError as exc:
+        raise ConfigError(f"invalid value: {exc}; check the YAML file and the overrides") from None
+    except ConfigError:  # from ExperimentArguments.__post_init__: already one line
+        raise
+    except (ValueError, TypeError) as exc:  # raised by TrainingArguments.__post_init__
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"invalid training arguments: {first}") from None
+    if remaining:
+        flags = [r for r in remaining if r.startswith("-")] or remaining
+        key = flags[0].lstrip("-").split("=")[0]
+        raise ConfigError(
+            f"unknown option {flags[0]!r}{_suggest(key, known)}; see `python train.py --help` for the valid options"
+        )
+    return exp, targs
+
+
+def _check_combinations(exp: ExperimentArguments, targs) -> None:
+    """Checks across the two dataclasses."""
+    if targs.max_steps <= 0 and targs.num_train_epochs <= 0 and targs.do_train:
+        raise ConfigError(f"num_train_epochs={targs.num_train_epochs} trains nothing; give a positive "
+                          "num_train_epochs or max_steps")
+    for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):
+        if getattr(targs, name) < 1:
+            raise ConfigError(f"{name}={getattr(targs, name)} must be at least 1")
+    if targs.do_train:
+        _check_model_overrides(exp)
+    if not targs.do_train and not exp.model_name_or_path:
+        raise ConfigError("do_train=false evaluates a trained model: add model_name_or_path=<folder or Hub id>")
+    if targs.do_train and exp.model_name_or_path:
+        raise ConfigError("model_name_or_path is for evaluation only: add do_train=false (training always "
+                          "starts from a fresh model; resume with resume_from_checkpoint=true)")
+    if exp.early_stopping_patience and not (targs.load_best_model_at_end and targs.metric_for_best_model):
+        raise ConfigError("early_stopping_patience needs load_best_model_at_end=true and a metric_for_best_model on "
+                          "validation (e.g. eval_loss), with eval_strategy equal to save_strategy")
+    best = (targs.metric_for_best_model or "") if targs.load_best_model_at_end else ""
+    if re.search(r"(^|_)(gen|test)(_|$)", best):
+        raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "
+                          "validation (e.g. eval_validation_sem_match) or take the last checkpoint")
+
+
+def _check_model_overrides(exp: ExperimentArguments) -> None:
+    """Build the model's config now, so that e.g. d_model not divisible by the heads is a one-line error before
+    any data is loaded."""
+    from ..models import build_config
+
+    try:
+        build_config(exp.arch, vocab_size=16, max_positions=exp.max_positions, **exp.model_overrides)
+    except (ValueError, TypeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"model_overrides for {exp.arch}: {first}") from None
+
+
+def _as_mapping(name: str, raw) -> dict[str, Any]:
+    """A mapping option given as a dict (YAML) or as a JSON/YAML string (command line)."""
+    if raw is None or isinstance(raw, dict):
+        return dict(raw or {})
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        import yaml
+
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name} must be a mapping such as {{key: value}}, got {raw!r}")
+    return value

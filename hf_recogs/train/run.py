@@ -1,0 +1,398 @@
+"""``train.py``: train every seed of a config, decode and score its splits, write the run record and report.
+
+The stages, in the order ``main`` calls them::
+
+    parse_args → load_raw_data → build_vocabulary → for each seed: train_seed (build_model → BaselineTrainer.train
+    → save) → evaluate_splits (decode → score_rows → summarize) → RunRecord.write → write_run_report
+    → write_aggregate over the seeds → push (optional)
+
+``do_train=false`` runs only the evaluation stages on a saved model (``evaluate_saved_model``).
+"""
+
+from __future__ import annotations
+
+import copy
+import errno
+import json
+import logging
+import os
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .arguments import ConfigError, ExperimentArguments, parse_args
+from .data import (
+    build_vocabulary,
+    category_groups,
+    curve_samples,
+    load_raw_data,
+    resolve_metric,
+    source_check_batches,
+    subset,
+    tokenize_dataset,
+    tokens_per_batch,
+    training_rows,
+)
+from .hardware import configure_cpu_threads, use_cpu_bf16
+from .record import RunRecord, environment, recorded_hyperparameters, training_record
+
+logger = logging.getLogger("hf_recogs.train")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``train.py``; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = "accelerate launch train.py " + " ".join(shlex.quote(a) for a in argv)
+    try:
+        exp, targs = parse_args(argv)
+    except ConfigError as exc:
+        print(f"train.py: error: {exc}", file=sys.stderr)
+        return 2
+    threads = configure_cpu_threads(exp.cpu_threads)
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s", level=logging.INFO)
+    if threads:
+        logger.info("CPU run: %d torch threads per process", threads)
+    from ..sources import SourceError
+
+    try:
+        check_writable(Path(targs.output_dir))
+        return run(exp, targs, command)
+    except (ConfigError, SourceError) as exc:  # SourceError: upstream data missing or corrupt; names the fix
+        print(f"train.py: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EROFS):
+            raise
+        print(f"train.py: error: could not write {exc.filename or targs.output_dir!s}: {exc.strerror}; free space "
+              "or choose another output_dir (checkpoints already written are kept; resume with "
+              "resume_from_checkpoint=true)", file=sys.stderr)
+        return 1
+
+
+def run(exp: ExperimentArguments, targs, command: str = "") -> int:
+    import datasets
+
+    datasets.disable_progress_bars()
+    out_dir = Path(targs.output_dir)
+    seeds = list(exp.seeds) or [targs.seed]
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"seeds must be distinct, got {seeds}")
+    with targs.main_process_first(local=False, desc="load dataset"):
+        raw = load_raw_data(exp)
+    missing = [s for s in exp.eval_splits if s not in raw]
+    if missing:
+        logger.warning("dataset has no %s split(s); they are not evaluated", ", ".join(missing))
+    if not targs.do_train:
+        return evaluate_saved_model(exp, targs, raw, command)
+    tokenizer = build_vocabulary(exp, raw)
+    records = []
+    for seed in seeds:
+        seed_dir = out_dir / f"seed_{seed}"
+        if (seed_dir / "results.json").is_file() and not exp.overwrite_output_dir:
+            logger.info("seed %d: %s exists, skipping (set overwrite_output_dir: true to retrain)", seed,
+                        seed_dir / "results.json")
+            records.append(json.loads((seed_dir / "results.json").read_text()))
+            continue
+        resume = prepare_seed_dir(exp, targs, seed_dir, len(seeds))
+        records.append(train_seed(exp, targs, seed, seed_dir, raw, tokenizer, resume, command))
+    if int(os.environ.get("RANK", "0")) != 0:
+        return 0
+    if len(records) > 1:
+        from ..report import write_aggregate
+
+        write_aggregate(out_dir, records)
+    if targs.push_to_hub and not push_seeds(exp, targs, out_dir, records):
+        return 1
+    _say_where(out_dir, records)
+    return 0
+
+
+def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: str | None, command: str) -> dict:
+    """Train one seed in ``seed_dir``, save its model, then evaluate it; returns the record (on every process)."""
+    from transformers import DataCollatorForSeq2Seq, set_seed
+
+    from ..models import build_model
+    from .trainer import SourceUseMonitor, TrainingClock
+
+    args = seed_training_arguments(exp, targs, seed, seed_dir, training=True)
+    cpu_bf16 = use_cpu_bf16(exp.cpu_bf16, args.use_cpu)
+    _autocast_in_training_steps(args, cpu_bf16)
+    set_seed(seed)
+    model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, **exp.model_overrides)
+    train_raw = training_rows(exp, raw, seed)
+    train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions)
+    collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
+    monitor = None
+    if exp.source_check:
+        monitor = SourceUseMonitor(source_check_batches(raw, tokenizer, exp.max_positions, collator), cpu_bf16)
+    clock = TrainingClock(resume)
+    seed_dir.mkdir(parents=True, exist_ok=True)
+    trainer = build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16, seed_dir,
+                            callbacks=[c for c in (monitor, clock, _early_stopping(exp)) if c], monitor=monitor)
+    if resume:
+        logger.info("seed %d: resuming from %s", seed, resume)
+    train_out = trainer.train(resume_from_checkpoint=resume)
+    trainer.save_model(str(seed_dir))
+    if trainer.is_world_process_zero():
+        model.generation_config.save_pretrained(str(seed_dir))
+    train = training_record(trainer.state.log_history, train_out, _training_time(clock, trainer.state, args),
+                            args.num_train_epochs, trainer.state.epoch, len(train_raw), resume)
+    splits = evaluate_splits(exp, args, model, tokenizer, raw, seed_dir, cpu_bf16)
+    record = RunRecord(
+        dataset=exp.dataset or "data_files", dataset_params=exp.dataset_params, arch=exp.arch,
+        metric=resolve_metric(exp), seed=seed, num_parameters=sum(p.numel() for p in model.parameters()),
+        vocab_size=len(tokenizer), bf16=bool(args.bf16), mixed_precision=trainer.accelerator.mixed_precision,
+        train=train, hyperparameters=recorded_hyperparameters(exp, args), splits=splits, command=command,
+        environment=environment(),
+    )
+    return finish_seed(trainer.accelerator, seed_dir, record, training=True)
+
+
+def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> int:
+    """``do_train=false``: decode and score ``model_name_or_path`` on ``eval_splits`` into
+    ``<output_dir>/evaluation/``."""
+    from accelerate import Accelerator
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from .. import models
+    from ..scoring import one_line
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(exp.model_name_or_path)
+        model = AutoModelForSeq2SeqLM.from_pretrained(exp.model_name_or_path)
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"model_name_or_path={exp.model_name_or_path!r} could not be loaded ({first}); "
+                          "give a folder written by train.py or a Hub model id") from None
+    out_dir = Path(targs.output_dir) / "evaluation"
+    args = seed_training_arguments(exp, targs, targs.seed, out_dir, training=False)
+    accelerator = Accelerator(cpu=args.use_cpu)
+    model = model.to(accelerator.device)
+    cpu_bf16 = use_cpu_bf16(exp.cpu_bf16, args.use_cpu)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    splits = evaluate_splits(exp, args, model, tokenizer, raw, out_dir, cpu_bf16)
+    record = RunRecord(
+        dataset=exp.dataset or "data_files", dataset_params=exp.dataset_params, arch=exp.arch,
+        metric=resolve_metric(exp), seed=targs.seed, num_parameters=sum(p.numel() for p in model.parameters()),
+        vocab_size=len(tokenizer), bf16=cpu_bf16, mixed_precision="bf16" if cpu_bf16 else "no",
+        evaluated_model=exp.model_name_or_path, hyperparameters=recorded_hyperparameters(exp, args),
+        splits=splits, command=command, environment=environment(),
+    )
+    result = finish_seed(accelerator, out_dir, record, training=False)
+    if accelerator.is_main_process:
+        logger.info("evaluation: %s", one_line(result))
+        logger.info("wrote the predictions, results.json and per_category.png to %s", out_dir)
+    return 0
+
+
+def seed_training_arguments(exp: ExperimentArguments, targs, seed: int, seed_dir: Path, training: bool):
+    """The ``Seq2SeqTrainingArguments`` of one seed: the run's, with this seed, its folder and our choices."""
+    import torch
+
+    args = copy.deepcopy(targs)
+    args.seed, args.output_dir = seed, str(seed_dir)
+    args.predict_with_generate = True
+    args.push_to_hub = False  # we push ourselves with our own model card (push_seeds)
+    if args.data_seed is None:
+        args.data_seed = seed
+    if args.ddp_find_unused_parameters is None:
+        # The reference BERT encoder carries a pooler whose output no loss uses.
+        args.ddp_find_unused_parameters = exp.arch == "reference_transformer"
+    if args.use_cpu or not torch.cuda.is_available():
+        args.dataloader_pin_memory = False
+    if exp.data_order == "fixed":
+        args.train_sampling_strategy = "sequential"
+    elif exp.data_order == "grouped":
+        args.train_sampling_strategy = "group_by_length"
+    if not training:
+        # Evaluation only: the config's training-time evaluations and checkpoint choice do not apply.
+        from transformers import IntervalStrategy
+
+        args.eval_strategy, args.load_best_model_at_end = IntervalStrategy.NO, False
+    return args
+
+
+def _autocast_in_training_steps(args, cpu_bf16: bool) -> None:
+    if cpu_bf16:
+        # The Trainer's Accelerator reads ``mixed_precision``, which TrainingArguments derives from ``bf16`` in
+        # __post_init__: setting ``bf16`` alone after construction would record bf16 and train in fp32.
+        args.bf16, args.mixed_precision = True, "bf16"
+
+
+def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16: bool, seed_dir: Path,
+                  callbacks, monitor):
+    from .trainer import BaselineTrainer
+
+    evaluates = args.eval_strategy != "no"
+    return BaselineTrainer(
+        model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer,
+        # our evaluate() reads the fixed samples, not eval_dataset; the Trainer only checks that one is given
+        eval_dataset=train_ds if evaluates else None, callbacks=callbacks,
+        decay_all=exp.decay_all_parameters, curve_sets=curve_samples(exp, raw) if evaluates else {},
+        metric=resolve_metric(exp), category_groups=category_groups(exp), source_monitor=monitor,
+        curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
+        cpu_bf16=cpu_bf16,
+        tokens_per_batch=tokens_per_batch(train_ds, args.per_device_train_batch_size)
+        if exp.loss_weighting == "token" else None,
+    )
+
+
+def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: bool) -> dict:
+    """Decode and score every split of ``eval_splits``; writes ``predictions_<split>.jsonl``; returns the split
+    summaries (the same on every process)."""
+    from accelerate import PartialState
+
+    from ..scoring import score_rows, summarize, write_predictions
+    from .decode import decode
+
+    metric, groups = resolve_metric(exp), category_groups(exp)
+    max_length = args.generation_max_length or exp.max_positions
+    main_process = PartialState().is_main_process
+    splits: dict = {}
+    for split in exp.eval_splits:
+        if split not in raw:
+            logger.warning("seed %d: dataset has no %s split; skipped", args.seed, split)
+            continue
+        rows = subset(raw[split], exp.max_eval_samples)
+        logger.info("seed %d: decoding %s (%d rows)", args.seed, split, len(rows))
+        started = time.perf_counter()
+        predictions = decode(model, tokenizer, list(rows["input"]), max_length, args.per_device_eval_batch_size,
+                             cpu_bf16, exp.max_positions, args.generation_num_beams or 1, desc=f"decoding {split}")
+        records = score_rows(predictions, rows["output"], rows["category"], metric, inputs=rows["input"])
+        if main_process:
+            write_predictions(seed_dir / f"predictions_{split}.jsonl", records)
+        splits[split] = summarize(records, metric, groups)
+        splits[split]["loss"] = None  # decoding computes no loss
+        splits[split]["runtime_s"] = round(time.perf_counter() - started, 2)
+    return splits
+
+
+def finish_seed(accelerator, seed_dir: Path, record: RunRecord, training: bool) -> dict:
+    """Write the record and its report (main process); every process returns the record as a dict."""
+    result = record.to_json()
+    if accelerator.is_main_process:
+        from ..report import write_run_report
+
+        record.write(seed_dir / "results.json")
+        write_run_report(seed_dir, result, training=training)
+    accelerator.wait_for_everyone()
+    return result
+
+
+def _training_time(clock, state, args) -> dict:
+    from .trainer import training_time
+
+    return training_time(clock.parts(state, args.world_size))
+
+
+def _early_stopping(exp: ExperimentArguments):
+    if not exp.early_stopping_patience:
+        return None
+    from transformers import EarlyStoppingCallback
+
+    return EarlyStoppingCallback(early_stopping_patience=exp.early_stopping_patience)
+
+
+def push_seeds(exp, targs, out_dir: Path, records: list[dict]) -> bool:
+    """Upload each seed folder with its model card (``hub_model_id``; several seeds: ``<id>-seed<n>``)."""
+    from ..publish.model_push import HubPushError, push
+
+    repo = targs.hub_model_id or out_dir.name
+    for res in records:
+        target = repo if len(records) == 1 else f"{repo}-seed{res['seed']}"
+        try:
+            url = push(out_dir / f"seed_{res['seed']}", target, token=targs.hub_token, endpoint=exp.hub_endpoint,
+                       private=bool(targs.hub_private_repo))
+        except HubPushError as exc:
+            print(f"train.py: error: {exc}", file=sys.stderr)
+            return False
+        logger.info("pushed seed %s to %s", res["seed"], url)
+    return True
+
+
+def _say_where(out_dir: Path, records: list[dict]) -> None:
+    from ..scoring import one_line
+
+    for res in records:
+        logger.info("seed %s: %s", res["seed"], one_line(res))
+    aggregate = " and aggregate.md" if len(records) > 1 else ""
+    logger.info("wrote the models, predictions, results.json and model cards to %s/seed_<n>%s", out_dir, aggregate)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Output folders: checkpoints to resume, runs never mixed, nothing written lost
+
+
+def check_writable(out_dir: Path) -> None:
+    """Fail before any work when ``output_dir`` cannot hold files."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"output_dir={str(out_dir)!r} is not writable ({exc.strerror or exc}); choose another "
+                          "output_dir") from None
+
+
+def prepare_seed_dir(exp: ExperimentArguments, targs, seed_dir: Path, n_seeds: int) -> str | None:
+    """The checkpoint this seed resumes from (None: from scratch), after moving an old run aside if asked."""
+    resume = resume_target(targs.resume_from_checkpoint, seed_dir, n_seeds)
+    if exp.overwrite_output_dir and resume is None:
+        move_aside(seed_dir)
+    elif resume is None and last_checkpoint(seed_dir):
+        # Training from scratch here would mix two runs' curves and let checkpoint rotation delete the old ones.
+        raise ConfigError(f"{seed_dir} holds checkpoints of an unfinished run: add resume_from_checkpoint=true "
+                          "to continue it, or overwrite_output_dir=true to start over (the old folder is kept "
+                          "aside)")
+    return resume
+
+
+def last_checkpoint(folder: Path) -> str | None:
+    """The newest *complete* ``checkpoint-<step>`` in ``folder``.
+
+    The Trainer writes ``trainer_state.json`` last; a run killed while saving leaves a checkpoint folder without
+    it (or with a truncated one), which ``transformers.trainer_utils.get_last_checkpoint`` would still pick.
+    """
+    if not folder.is_dir():
+        return None
+    steps = sorted(
+        (int(p.name.split("-", 1)[1]), p) for p in folder.glob("checkpoint-*")
+        if p.is_dir() and p.name.split("-", 1)[1].isdigit()
+    )
+    for _, path in reversed(steps):
+        try:
+            json.loads((path / "trainer_state.json").read_text())
+        except (OSError, ValueError):
+            logger.warning("skipping incomplete checkpoint %s (killed while saving?)", path)
+            continue
+        return str(path)
+    return None
+
+
+def resume_target(value: str | None, seed_dir: Path, n_seeds: int) -> str | None:
+    if value is None or str(value).lower() in ("", "false", "no", "none"):
+        return None
+    if str(value).lower() in ("true", "yes", "last", "auto"):
+        return last_checkpoint(seed_dir)  # None (start fresh) when this seed has no checkpoint yet
+    if n_seeds > 1:
+        raise ConfigError("resume_from_checkpoint with several seeds must be `true` (each seed resumes its last)")
+    if not Path(value).is_dir():
+        raise ConfigError(f"resume_from_checkpoint: {value!r} is not a checkpoint folder")
+    return value
+
+
+def move_aside(seed_dir: Path) -> None:
+    """Before a seed is retrained from scratch, its old folder becomes ``<seed_dir>.previous-<time>``: nothing
+    written is lost, and a run killed half way cannot leave old results next to new checkpoints (where a later
+    resume would report the old results as its own)."""
+    from accelerate import PartialState
+
+    state = PartialState()
+    if state.is_main_process and seed_dir.is_dir() and any(seed_dir.iterdir()):
+        target = seed_dir.with_name(f"{seed_dir.name}.previous-{time.strftime('%Y%m%d-%H%M%S')}")
+        seed_dir.rename(target)
+        logger.warning("overwrite_output_dir: moved the previous %s to %s", seed_dir, target)
+    state.wait_for_everyone()
