@@ -1,0 +1,517 @@
+"""``docs/RESULTS.md``, generated from the published runs under ``results/``.
+
+Every number on the page is computed here from ``results/<run>/seed_<n>/results.json``; ``aggregate.json``,
+where a run has one, must list the same seeds and the same overall means, or the page is not written. So a
+number in the page (or in the README's headline table, :func:`headline_table`) cannot drift from its run:
+``tests/test_results_page.py`` fails when the committed page differs from what this module generates.
+
+The papers' numbers are not in any run: they are declared below (:data:`PAPER`), with their sources, as data.
+
+    python -m hf_recogs.report.results_page                 # writes docs/RESULTS.md from results/
+    python -m hf_recogs.report.results_page --check         # exit 1 if docs/RESULTS.md is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from hf_recogs.scoring import percent_text
+
+# ---------------------------------------------------------------------------------------------------------
+# The papers' numbers (percent, as printed by their sources)
+
+SOURCES = {
+    "bruns": "Bruns (2025): 20 runs of the ReCOGS reference Transformer (Wu, Manning & Potts 2023) on the "
+             "current ReCOGS_pos, SEM; Wu et al. give their own ReCOGS_pos figures as a plot only",
+    "wu_text": "Wu, Manning & Potts (2023), text: both reference models stay near 100 % on test",
+    "wu_logs": "the training logs of Wu et al.'s reference Transformer on COGS in the ReCOGS repository "
+               "(5 seeds, string exact match, mean ± sd); for comparison, the first COGS paper's Transformer "
+               "(Kim & Linzen 2020) scored 35 ± 6 on gen",
+    "lake": "Lake & Baroni (2018): the overall-best model (2-layer LSTM, 200 units, no attention, dropout "
+            "0.5), mean of 5 runs, exact match",
+    "sygns_t": "Yanaka, Mineshima & Inui (2021): Transformer, FOL, mean of 5 runs (Table 4 exact match; "
+               "Table 6 G⇔P; Table 8 polarity)",
+    "sygns_g": "Yanaka, Mineshima & Inui (2021): GRU, FOL, mean of 5 runs (Table 4 exact match; Table 6 G⇔P; "
+               "Table 8 polarity)",
+}
+
+_RECOGS_POS = {
+    "test": ("≈ 100", "wu_text"),
+    "gen": ("88.55", "bruns"),
+    "gen/obj_pp_to_subj_pp": ("19.7", "bruns"),
+    "gen/cp_recursion": ("52.4", "bruns"),
+    "gen/pp_recursion": ("40.2", "bruns"),
+}
+_SCAN = "lake"
+
+# run folder -> {key: (value as printed, source)}. A key is a split ("gen"), a group or category of a split
+# ("gen/cp_recursion", "test/NUM"), or a SyGNS level of one ("test/NUM equivalence").
+PAPER: dict[str, dict[str, tuple[str, str]]] = {
+    "recogs_pos_transformer_fast": _RECOGS_POS,
+    "recogs_pos_token_weighted_transformer_fast": _RECOGS_POS,
+    "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
+    "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
+    "recogs_pos_token_weighted_20x384_transformer_fast": _RECOGS_POS,
+    "cogs_transformer_fast": {
+        "test": ("100", "wu_logs"),
+        "gen": ("81.4 ± 1.0", "wu_logs"),
+        "gen/lexical_15": ("97.4 ± 1.2", "wu_logs"),
+        "gen/obj_pp_to_subj_pp": ("0.0", "wu_logs"),
+        "gen/cp_recursion": ("0.2 ± 0.1", "wu_logs"),
+        "gen/pp_recursion": ("8.7 ± 0.6", "wu_logs"),
+        "gen/subj_to_obj_proper": ("76.3 ± 6.8", "wu_logs"),
+        "gen/prim_to_obj_proper": ("65.0 ± 4.5", "wu_logs"),
+        "gen/prim_to_subj_proper": ("98.6 ± 0.7", "wu_logs"),
+    },
+    "scan_simple_lstm": {"test": ("99.7", _SCAN)},
+    "scan_length_lstm": {"test": ("13.8", _SCAN)},
+    "scan_addprim_turn_left_lstm": {"test": ("90.0", _SCAN)},
+    "scan_addprim_turn_left_untied_lstm": {"test": ("90.0", _SCAN)},
+    "scan_addprim_jump_lstm": {"test": ("0.08", _SCAN)},
+    "sygns_systematicity_one_transformer": {
+        "validation": ("100.0", "sygns_t"),
+        "test/EXI": ("99.9", "sygns_t"),
+        "test/NUM": ("18.1", "sygns_t"),
+        "test/UNI": ("8.3", "sygns_t"),
+        "test/NUM equivalence": ("12.4", "sygns_t"),
+        "test/UNI polarity_down_f1": ("73.4", "sygns_t"),
+    },
+    "sygns_systematicity_one_gru": {
+        "validation": ("98.2", "sygns_g"),
+        "test/EXI": ("96.1", "sygns_g"),
+        "test/NUM": ("7.6", "sygns_g"),
+        "test/UNI": ("3.1", "sygns_g"),
+        "test/NUM equivalence": ("10.4", "sygns_g"),
+        "test/UNI polarity_down_f1": ("40.7", "sygns_g"),
+    },
+}
+
+# How each run is named on the page, in page order; runs not listed follow, named by dataset and arch.
+TITLES = {
+    "recogs_pos_transformer_fast": "ReCOGS_pos, Transformer, our fast recipe",
+    "cogs_transformer_fast": "COGS, Transformer, our fast recipe",
+    "scan_simple_lstm": "SCAN simple, Lake & Baroni's overall-best LSTM",
+    "scan_length_lstm": "SCAN length, Lake & Baroni's overall-best LSTM",
+    "scan_addprim_turn_left_lstm": "SCAN add primitive (turn left), Lake & Baroni's overall-best LSTM",
+    "scan_addprim_jump_lstm": "SCAN add primitive (jump), Lake & Baroni's overall-best LSTM",
+    "sygns_systematicity_one_transformer":
+        "SyGNS systematicity (primitive quantifier *one*), FOL, Transformer",
+    "sygns_systematicity_one_gru": "SyGNS systematicity (primitive quantifier *one*), FOL, GRU",
+    "recogs_pos_token_weighted_transformer_fast":
+        "ReCOGS_pos, the fast recipe with every target token weighing the same",
+    "recogs_pos_token_weighted_60x192_transformer_fast":
+        "ReCOGS_pos, token weighting, 60 epochs of 192 rows (the same number of updates as 20 of 64)",
+    "recogs_pos_token_weighted_20x192_transformer_fast":
+        "ReCOGS_pos, token weighting, 20 epochs of 192 rows (control)",
+    "recogs_pos_token_weighted_20x384_transformer_fast":
+        "ReCOGS_pos, token weighting, 20 epochs of 384 rows (control)",
+    "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
+}
+
+# The score a run's section reports, where it is not the split's primary one: the COGS papers and the
+# reference logs score COGS by exact match.
+METRIC = {"cogs_transformer_fast": "exact_match"}
+
+# The README's headline table: (run, key, benchmark and split, model).
+HEADLINE = (
+    ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
+    ("cogs_transformer_fast", "gen", "COGS, gen (exact match)", "Transformer (fast recipe)"),
+    ("scan_simple_lstm", "test", "SCAN simple, test", "LSTM"),
+    ("scan_length_lstm", "test", "SCAN length, test", "LSTM"),
+    ("scan_addprim_turn_left_lstm", "test", "SCAN add turn left, test", "LSTM"),
+    ("scan_addprim_jump_lstm", "test", "SCAN add jump, test", "LSTM"),
+    ("sygns_systematicity_one_transformer", "test/NUM", "SyGNS one, test NUM (FOL)", "Transformer"),
+    ("sygns_systematicity_one_transformer", "test/UNI", "SyGNS one, test UNI (FOL)", "Transformer"),
+    ("sygns_systematicity_one_gru", "test/NUM", "SyGNS one, test NUM (FOL)", "GRU"),
+    ("sygns_systematicity_one_gru", "test/UNI", "SyGNS one, test UNI (FOL)", "GRU"),
+)
+
+SYGNS_LEVELS = {"equivalence": "G⇔P", "entailment_g_to_p": "G⇒P", "entailment_p_to_g": "G⇐P",
+                "polarity_up_f1": "polarity up F1", "polarity_down_f1": "polarity down F1"}
+METRIC_NAMES = {"sem_match": "SEM", "exact_match": "exact match"}
+
+
+class ResultsError(ValueError):
+    """A results folder that cannot be rendered: the message names the file and the fix."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reading runs
+
+
+@dataclass
+class Run:
+    name: str
+    seeds: list[dict[str, Any]]  # results.json of each seed, by seed number
+    checkpoints: list[int] = field(default_factory=list)  # seeds whose folder keeps a model
+
+    @property
+    def numbers(self) -> list[int]:
+        return [r["seed"] for r in self.seeds]
+
+    def metric(self, split: str) -> str:
+        return METRIC.get(self.name) or self.split(split)["primary"]
+
+    def split(self, name: str) -> dict[str, Any]:
+        return next(r["splits"][name] for r in self.seeds if name in r["splits"])
+
+    def split_names(self) -> list[str]:
+        names: list[str] = []
+        for r in self.seeds:
+            names += [s for s in r["splits"] if s not in names]
+        return names
+
+    def headline_split(self) -> str:
+        names = self.split_names()
+        return "gen" if "gen" in names else ("test" if "test" in names else names[-1])
+
+
+def read_runs(results_dir: Path) -> list[Run]:
+    """Every run folder under ``results_dir`` with at least one ``seed_<n>/results.json``, in page order."""
+    runs = []
+    for folder in sorted(p for p in Path(results_dir).iterdir() if p.is_dir()):
+        files = sorted(folder.glob("seed_*/results.json"), key=lambda p: int(p.parent.name[len("seed_"):]))
+        if not files:
+            continue
+        seeds = []
+        for path in files:
+            try:
+                seeds.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise ResultsError(f"{path}: cannot be read ({exc})") from None
+        run = Run(folder.name, seeds, [r["seed"] for r, p in zip(seeds, files)
+                                       if (p.parent / "model.safetensors").exists()])
+        _check_aggregate(folder, run)
+        runs.append(run)
+    order = {name: i for i, name in enumerate(TITLES)}
+    return sorted(runs, key=lambda r: (order.get(r.name, len(order)), r.name))
+
+
+def _check_aggregate(folder: Path, run: Run) -> None:
+    """``aggregate.json`` was written when the run was published: it must agree with the seed folders."""
+    path = folder / "aggregate.json"
+    if not path.exists():
+        return
+    agg = json.loads(path.read_text(encoding="utf-8"))
+    fix = f"re-publish the run (hf-recogs publish) so that {path} matches its seed folders"
+    if sorted(agg.get("seeds", [])) != sorted(run.numbers):
+        raise ResultsError(f"{path} lists seeds {sorted(agg.get('seeds', []))}, the folder holds "
+                           f"{sorted(run.numbers)}: {fix}")
+    for split, s in agg.get("splits", {}).items():
+        ours = stats([_value(r, split, None, s["primary"]) for r in run.seeds])
+        if ours.mean is None or abs(ours.mean - s["overall"]["mean"]) > 0.01:
+            raise ResultsError(f"{path}: {split} mean {s['overall']['mean']} differs from the seeds' "
+                               f"{ours.mean}: {fix}")
+
+
+def _value(results: dict[str, Any], split: str, name: str | None, metric: str,
+           depth: str | None = None) -> float | None:
+    """One seed's score in percent: a split overall, one of its groups or categories, or a category at a
+    depth."""
+    s = results["splits"].get(split)
+    if s is None:
+        return None
+    if depth is not None:
+        s = (s.get("per_depth") or {}).get(name, {}).get(depth)
+    elif name is not None:
+        s = s.get("groups", {}).get(name) or s.get("per_category", {}).get(name)
+    if not s or s.get(metric) is None:
+        return None
+    return 100 * s[metric]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Statistics and formatting
+
+
+@dataclass
+class Stats:
+    values: list[tuple[int, float]]  # (seed, percent) for the seeds that have the number
+
+    @property
+    def mean(self) -> float | None:
+        return statistics.fmean(v for _, v in self.values) if self.values else None
+
+    @property
+    def sd(self) -> float | None:
+        """Sample standard deviation over seeds (n - 1 in the denominator); None for one seed."""
+        return statistics.stdev(v for _, v in self.values) if len(self.values) > 1 else None
+
+    def text(self) -> str:
+        if self.mean is None:
+            return "–"
+        return percent_text(self.mean) + ("" if self.sd is None else f" ± {percent_text(self.sd)}")
+
+    def per_seed(self) -> str:
+        return ", ".join(f"{percent_text(v)} ({seed})" for seed, v in self.values)
+
+
+def stats(values: Sequence[float | None], seeds: Sequence[int] | None = None) -> Stats:
+    seeds = list(seeds) if seeds is not None else list(range(len(values)))
+    return Stats([(s, v) for s, v in zip(seeds, values) if v is not None])
+
+
+def run_stats(run: Run, split: str, name: str | None = None, metric: str | None = None,
+              depth: str | None = None) -> Stats:
+    metric = metric or run.metric(split)
+    return stats([_value(r, split, name, metric, depth) for r in run.seeds], run.numbers)
+
+
+def _paper(run: Run, key: str) -> str:
+    entry = PAPER.get(run.name, {}).get(key)
+    return entry[0] if entry else ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Set-up lines
+
+
+def _same(run: Run, get) -> str:
+    """A recorded setting, or each value with its seeds where the seeds differ."""
+    by_value: dict[str, list[int]] = {}
+    for r in run.seeds:
+        by_value.setdefault(get(r), []).append(r["seed"])
+    if len(by_value) == 1:
+        return next(iter(by_value))
+    return " / ".join(f"{v} (seed{'s' if len(s) > 1 else ''} {', '.join(map(str, s))})"
+                      for v, s in by_value.items())
+
+
+def _config(r: dict[str, Any]) -> str:
+    words = shlex.split(r.get("command") or "")
+    after = words[words.index("train.py") + 1:] if "train.py" in words else []
+    if after and after[0].endswith((".yaml", ".yml")):
+        return f"`configs/{Path(after[0]).name}`"
+    return "not recorded"
+
+
+def _arch(r: dict[str, Any]) -> str:
+    overrides = (r.get("hyperparameters") or {}).get("model_overrides") or {}
+    extra = ", ".join(f"{k}={json.dumps(v)}" for k, v in overrides.items())
+    return f"`{r['arch']}`" + (f" ({extra})" if extra else "")
+
+
+def _length(r: dict[str, Any]) -> str:
+    h = r.get("hyperparameters") or {}
+    batch = (h.get("per_device_train_batch_size", 0) * h.get("gradient_accumulation_steps", 1)
+             * h.get("world_size", 1))
+    if (h.get("max_steps") or -1) > 0:
+        return f"{h['max_steps']:,} updates of batch {batch}"
+    text = f"{h.get('num_train_epochs', 0):g} epochs of batch {batch}"
+    if h.get("early_stopping_patience"):
+        text += f", early stopping on validation (patience {h['early_stopping_patience']})"
+    return text
+
+
+def _tf32(r: dict[str, Any]) -> bool:
+    h = r.get("hyperparameters") or {}
+    if h.get("tf32") is not None:
+        return bool(h["tf32"])
+    words = shlex.split(r.get("command") or "")
+    for i, word in enumerate(words):  # recorded only in the command by older runs
+        key, eq, value = word.lstrip("-").partition("=")
+        if key == "tf32":
+            if not eq and i + 1 < len(words):
+                value = words[i + 1]
+            return value.lower() in ("true", "1", "yes")
+    return False
+
+
+def _hardware(r: dict[str, Any]) -> str:
+    env = r.get("environment") or {}
+    mode = r.get("mixed_precision") or "no"
+    precision = "fp32" if mode == "no" else mode
+    if env.get("cuda"):
+        where = env["cuda"] + (", TF32 matmuls" if _tf32(r) else "")
+    else:
+        threads = env.get("torch_threads")
+        where = "CPU" + (f", {threads} thread{'s' if threads != 1 else ''}" if threads else "")
+    wall = ((r.get("train") or {}).get("time") or {}).get("wall_s")
+    text = f"seed {r['seed']}: {precision} on {where}"
+    if wall:
+        text += f", {wall / 60:.1f} min"
+    train = r.get("train") or {}
+    if (r.get("hyperparameters") or {}).get("early_stopping_patience") and train.get("epochs_done"):
+        text += f", {train['epochs_done']:g} epochs run"
+    return text
+
+
+def setup_lines(run: Run) -> list[str]:
+    first = run.seeds[0]
+    lines = [
+        f"- Config {_same(run, _config)}; model {_same(run, _arch)}, "
+        f"{_same(run, lambda r: format(r.get('num_parameters') or 0, ','))} parameters.",
+        f"- {_same(run, _length)}; "
+        f"learning rate {_same(run, lambda r: format(r['hyperparameters']['learning_rate'], 'g'))}; "
+        f"data order {_same(run, lambda r: r['hyperparameters'].get('data_order') or 'reshuffle')}; "
+        f"loss weighting {_same(run, lambda r: r['hyperparameters'].get('loss_weighting') or 'batch')}.",
+        "- Trained (precision, hardware, training wall-clock): "
+        + "; ".join(_hardware(r) for r in run.seeds) + ".",
+    ]
+    metric = run.metric(run.headline_split())
+    score = f"- Dataset `{first['dataset']}`; score: {METRIC_NAMES.get(metric, metric)} on the full splits"
+    if run.checkpoints:
+        score += "; model kept: " + ", ".join(f"`seed_{s}`" for s in run.checkpoints)
+    lines.append(score + ".")
+    sources = dict.fromkeys(src for _, src in PAPER.get(run.name, {}).values())
+    if sources:
+        lines.append("- Paper column: " + "; ".join(SOURCES[s] for s in sources) + ".")
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tables
+
+
+def _table(head: str, rows: list[tuple[str, Stats, str]]) -> list[str]:
+    lines = [f"| {head} | mean ± sd | seeds | per seed (seed) | paper |", "|---|---|---|---|---|"]
+    for label, st, paper in rows:
+        lines.append(f"| {label} | {st.text()} | {len(st.values)} | {st.per_seed()} | {paper} |")
+    return lines
+
+
+def _names(run: Run, split: str, part: str) -> list[str]:
+    out: list[str] = []
+    for r in run.seeds:
+        out += [n for n in (r["splits"].get(split) or {}).get(part, {}) if n not in out]
+    return out
+
+
+def run_section(run: Run) -> list[str]:
+    title = TITLES.get(run.name) or f"{run.seeds[0]['dataset']}, {run.seeds[0]['arch']}"
+    n = len(run.seeds)
+    lines = [f"## {title}", "",
+             f"Run folder `results/{run.name}/`, {n} seed{'s' if n > 1 else ''} "
+             f"({', '.join(map(str, run.numbers))}).", ""]
+    lines += setup_lines(run)
+    lines += ["", *_table("split", [(s, run_stats(run, s), _paper(run, s)) for s in run.split_names()])]
+    head = run.headline_split()
+    for split in run.split_names():
+        groups = _names(run, split, "groups")
+        if groups:
+            lines += ["", f"{split}, per group:", ""]
+            lines += _table("group", [(g, run_stats(run, split, g), _paper(run, f"{split}/{g}"))
+                                      for g in groups])
+    categories = _names(run, head, "per_category")
+    if len(categories) > 1:
+        lines += ["", f"{head}, per category:", ""]
+        lines += _table("category", [(c, run_stats(run, head, c), _paper(run, f"{head}/{c}"))
+                                     for c in categories])
+    depth_rows = []
+    for category in _depth_categories(run, head):
+        for depth in _depths(run, head, category):
+            depth_rows.append((f"{category}, depth {depth}", run_stats(run, head, category, depth=depth), ""))
+    if depth_rows:
+        lines += ["", f"{head}, per depth (recorded by the seeds listed):", ""]
+        lines += _table("category, depth", depth_rows)
+    if any(lv in (run.split(head) or {}) for lv in SYGNS_LEVELS):
+        lines += ["", f"{head}, the SyGNS levels (`sygns_match`):", ""]
+        rows = []
+        for name in [None, *_names(run, head, "groups")]:
+            for level, label in SYGNS_LEVELS.items():
+                key = f"{head}/{name} {level}" if name else f"{head} {level}"
+                rows.append((f"{name or 'all'}, {label}", run_stats(run, head, name, level),
+                             _paper(run, key)))
+        lines += _table("rows, level", rows)
+    return lines
+
+
+def _depth_categories(run: Run, split: str) -> list[str]:
+    out: list[str] = []
+    for r in run.seeds:
+        out += [c for c in ((r["splits"].get(split) or {}).get("per_depth") or {}) if c not in out]
+    return out
+
+
+def _depths(run: Run, split: str, category: str) -> list[str]:
+    found: set[str] = set()
+    for r in run.seeds:
+        found |= set((((r["splits"].get(split) or {}).get("per_depth") or {}).get(category) or {}))
+    return sorted(found, key=lambda d: (not d.isdigit(), int(d) if d.isdigit() else 0, d))
+
+
+def headline_rows(results_dir: Path | str) -> list[tuple[str, str, str, int, str]]:
+    """(benchmark and split, model, ours as mean ± sd, seed count, paper) for the runs of :data:`HEADLINE`
+    that are published under ``results_dir``."""
+    runs = {r.name: r for r in read_runs(Path(results_dir))}
+    rows = []
+    for name, key, benchmark, model in HEADLINE:
+        if name not in runs:
+            continue
+        split, _, part = key.partition("/")
+        st = run_stats(runs[name], split, part or None)
+        rows.append((benchmark, model, st.text(), len(st.values), _paper(runs[name], key)))
+    return rows
+
+
+def headline_table(results_dir: Path | str) -> str:
+    """The headline table, as both the README and docs/RESULTS.md print it (no trailing newline)."""
+    lines = ["| benchmark, split | model | ours, mean ± sd | seeds | paper |", "|---|---|---|---|---|"]
+    lines += [f"| {b} | {m} | {o} | {n} | {p} |" for b, m, o, n, p in headline_rows(results_dir)]
+    return "\n".join(lines)
+
+
+INTRO = """\
+# Results
+
+Generated by `python -m hf_recogs.report.results_page` from the published runs in `results/`
+(`results/<run>/seed_<n>/results.json`); do not edit it by hand. `tests/test_results_page.py` fails when this
+page differs from what the code generates, so every number here is the one its run recorded.
+
+Scores are percentages on the full splits. "mean ± sd" is the mean over seeds and the sample standard
+deviation over seeds (n − 1 in the denominator); a number measured on one seed has no sd. "seeds" counts the
+seeds behind each row and "per seed" gives each seed's value with the seed in brackets. The paper column
+quotes the source named in each section (its own number of runs and its own spread). How the runs were trained
+and how to read them: docs/TRAINING.md. Each seed's `results.json` also records package versions, commit,
+command and hardware.
+"""
+
+
+def render(results_dir: Path | str) -> str:
+    runs = read_runs(Path(results_dir))
+    if not runs:
+        raise ResultsError(f"{results_dir}: no published run (results/<run>/seed_<n>/results.json)")
+    lines = [INTRO, "## Headline", "", headline_table(results_dir), ""]
+    for run in runs:
+        lines += run_section(run) + [""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hf_recogs.report.results_page",
+                                     description="Render docs/RESULTS.md from the runs in results/.")
+    parser.add_argument("--results", default="results",
+                        help="the folder of published runs (default: results)")
+    parser.add_argument("--output", default="docs/RESULTS.md",
+                        help="the page to write (default: docs/RESULTS.md)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if the page differs from what the runs generate")
+    args = parser.parse_args(argv)
+    try:
+        text = render(args.results)
+    except (ResultsError, OSError) as exc:
+        print(f"results_page: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.output)
+    if args.check:
+        current = out.read_text(encoding="utf-8") if out.is_file() else None
+        if current != text:
+            print(f"results_page: {out} is out of date with {args.results}/: run python -m "
+                  f"hf_recogs.report.results_page --results {args.results} --output {out}", file=sys.stderr)
+            return 1
+        return 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

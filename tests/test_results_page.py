@@ -1,0 +1,151 @@
+"""docs/RESULTS.md is generated from results/ by hf_recogs.report.results_page, and its numbers are right.
+
+The committed page must equal what the code renders from the committed runs (so a number cannot drift from its
+run); a small results folder with hand-chosen scores renders the means and sample standard deviations worked
+out by hand below.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT
+
+from hf_recogs.report import results_page
+from hf_recogs.report.results_page import ResultsError, headline_table, main, render
+
+
+def test_committed_page_equals_the_generated_one(capsys):
+    page = ROOT / "docs" / "RESULTS.md"
+    assert page.is_file(), "docs/RESULTS.md is missing: python -m hf_recogs.report.results_page"
+    code = main(["--results", str(ROOT / "results"), "--output", str(page), "--check"])
+    err = capsys.readouterr().err
+    assert code == 0, err + "(regenerate: python -m hf_recogs.report.results_page)"
+
+
+def test_every_published_run_has_a_section_and_known_paper_sources():
+    page = render(ROOT / "results")
+    runs = sorted(p.parent.parent.name for p in (ROOT / "results").glob("*/seed_*/results.json"))
+    for run in set(runs):
+        assert f"`results/{run}/`" in page, run
+    for run, entries in results_page.PAPER.items():
+        for key, (value, source) in entries.items():
+            assert source in results_page.SOURCES, (run, key, source)
+            assert value.strip(), (run, key)
+    for run, *_ in results_page.HEADLINE:
+        assert run in results_page.PAPER and run in results_page.TITLES, run
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A synthetic results folder with hand-chosen scores
+
+
+def _seed(seed: int, gen: float, lexical: float, structural: float, cats: dict[str, float],
+          depth: dict[str, float] | None = None, test: float = 0.99) -> dict:
+    def s(x: float) -> dict:
+        return {"n": 100, "sem_match": x, "exact_match": x, "sem_undecided": 0}
+
+    gen_split = {**s(gen), "primary": "sem_match", "per_category": {c: s(v) for c, v in cats.items()},
+                 "groups": {"lexical": s(lexical), "structural": s(structural)}}
+    if depth is not None:
+        gen_split["per_depth"] = {"cp_recursion": {d: s(v) for d, v in depth.items()}}
+    return {
+        "dataset": "recogs_pos", "arch": "transformer", "metric": "sem", "seed": seed, "num_parameters": 1234,
+        "mixed_precision": "no",
+        "hyperparameters": {"learning_rate": 0.001, "per_device_train_batch_size": 64,
+                            "gradient_accumulation_steps": 1, "world_size": 1, "num_train_epochs": 20.0,
+                            "max_steps": -1, "data_order": "grouped", "loss_weighting": "batch",
+                            "model_overrides": {}},
+        "train": {"time": {"wall_s": 600.0}, "epochs_done": 20.0},
+        "environment": {"cuda": None, "torch_threads": 2},
+        "command": f"accelerate launch train.py configs/recogs_pos_transformer_fast.yaml --seeds {seed}",
+        "splits": {"test": {**s(test), "primary": "sem_match", "per_category": {"in_distribution": s(test)},
+                            "groups": {}},
+                   "gen": gen_split},
+    }
+
+
+def _write(folder, run: str, seeds: list[dict]) -> None:
+    for r in seeds:
+        d = folder / run / f"seed_{r['seed']}"
+        d.mkdir(parents=True)
+        (d / "results.json").write_text(json.dumps(r), encoding="utf-8")
+
+
+@pytest.fixture
+def synthetic(tmp_path):
+    results = tmp_path / "results"
+    # gen 70 / 80 / 90: mean 80, sample sd sqrt((100 + 0 + 100) / 2) = 10.
+    # cp_recursion 10 / 10 / 40: mean 20, sd sqrt((100 + 100 + 400) / 2) = sqrt(300) = 17.32.
+    # lexical 90 / 95 / 100: mean 95, sd 5.  structural 1 / 2 / 6: mean 3, sd sqrt((4 + 1 + 9) / 2) = 2.65.
+    # cp_recursion at depth 3, recorded by seeds 1 and 2 only: 50 / 70: mean 60, sd sqrt(200) = 14.14.
+    _write(results, "recogs_pos_transformer_fast", [
+        _seed(1, 0.70, 0.90, 0.01, {"cp_recursion": 0.10, "active_to_passive": 1.0}, {"3": 0.5, "4": 0.0}),
+        _seed(2, 0.80, 0.95, 0.02, {"cp_recursion": 0.10, "active_to_passive": 1.0}, {"3": 0.7, "4": 0.0}),
+        _seed(3, 0.90, 1.00, 0.06, {"cp_recursion": 0.40, "active_to_passive": 1.0}),
+    ])
+    # one seed: its number, no sd
+    _write(results, "my_single_seed_run",
+           [_seed(7, 0.42, 0.5, 0.0, {"cp_recursion": 0.25, "active_to_passive": 0.5})])
+    return results
+
+
+def _row(page: str, section: str, label: str) -> str:
+    part = page.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    return next(line for line in part.splitlines() if line.startswith(f"| {label} |"))
+
+
+def test_hand_computed_means_and_sample_sds(synthetic):
+    page = render(synthetic)
+    title = results_page.TITLES["recogs_pos_transformer_fast"]
+    assert _row(page, title, "gen") == "| gen | 80.0 ± 10.0 | 3 | 70.0 (1), 80.0 (2), 90.0 (3) | 88.55 |"
+    assert _row(page, title, "cp_recursion") == \
+        "| cp_recursion | 20.0 ± 17.3 | 3 | 10.0 (1), 10.0 (2), 40.0 (3) | 52.4 |"
+    assert _row(page, title, "lexical") == "| lexical | 95.0 ± 5.0 | 3 | 90.0 (1), 95.0 (2), 100.0 (3) |  |"
+    assert _row(page, title, "structural") == "| structural | 3.0 ± 2.6 | 3 | 1.0 (1), 2.0 (2), 6.0 (3) |  |"
+    assert _row(page, title, "cp_recursion, depth 3") == \
+        "| cp_recursion, depth 3 | 60.0 ± 14.1 | 2 | 50.0 (1), 70.0 (2) |  |"
+    assert _row(page, title, "test") == "| test | 99.0 ± 0.0 | 3 | 99.0 (1), 99.0 (2), 99.0 (3) | ≈ 100 |"
+    assert "sample standard" in page and "n − 1" in page
+    assert "- 20 epochs of batch 64; learning rate 0.001; data order grouped; loss weighting batch." in page
+    assert "seed 1: fp32 on CPU, 2 threads, 10.0 min" in page
+    # the headline table, as the README prints it
+    assert headline_table(synthetic).splitlines()[2] == \
+        "| ReCOGS_pos, gen | Transformer (fast recipe) | 80.0 ± 10.0 | 3 | 88.55 |"
+    assert headline_table(synthetic) in page
+
+
+def test_one_seed_shows_no_sd(synthetic):
+    page = render(synthetic)
+    section = page.split("## recogs_pos, transformer", 1)[1]
+    assert "`results/my_single_seed_run/`, 1 seed (7)" in section
+    assert "| gen | 42.0 | 1 | 42.0 (7) |  |" in section
+    assert "| cp_recursion | 25.0 | 1 | 25.0 (7) |  |" in section
+    assert "±" not in "".join(line for line in section.splitlines() if line.startswith("| gen |"))
+
+
+def test_check_reports_a_stale_page_in_one_line(synthetic, tmp_path, capsys):
+    out = tmp_path / "RESULTS.md"
+    assert main(["--results", str(synthetic), "--output", str(out), "--check"]) == 1
+    assert main(["--results", str(synthetic), "--output", str(out)]) == 0
+    assert main(["--results", str(synthetic), "--output", str(out), "--check"]) == 0
+    out.write_text(out.read_text(encoding="utf-8").replace("80.0 ± 10.0", "81.0 ± 10.0"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--results", str(synthetic), "--output", str(out), "--check"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "out of date" in err and "\n" not in err
+
+
+def test_an_aggregate_that_disagrees_with_its_seeds_is_refused(synthetic):
+    run = synthetic / "recogs_pos_transformer_fast"
+    (run / "aggregate.json").write_text(json.dumps({"seeds": [1, 2], "splits": {}}), encoding="utf-8")
+    with pytest.raises(ResultsError, match="lists seeds"):
+        render(synthetic)
+    agg = {"seeds": [1, 2, 3], "splits": {"gen": {"primary": "sem_match", "overall": {"mean": 80.0}}}}
+    (run / "aggregate.json").write_text(json.dumps(agg), encoding="utf-8")
+    render(synthetic)
+    agg["splits"]["gen"]["overall"]["mean"] = 79.0
+    (run / "aggregate.json").write_text(json.dumps(agg), encoding="utf-8")
+    with pytest.raises(ResultsError, match="differs"):
+        render(synthetic)
