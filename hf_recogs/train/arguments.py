@@ -291,8 +291,8 @@ def _to_argv(values: dict[str, Any]) -> list[str]:
             argv += [f"--{key}", *(json.dumps(v) if isinstance(v, (dict, list)) else str(v) for v in value)]
         elif isinstance(value, dict):
             argv += [f"--{key}", json.dumps(value)]
-        else:
-            argv += [f"--{key}", str(value)]
+        else:  # one word: a value such as -1e-3 is not taken for an option
+            argv.append(f"--{key}={value}")
     return argv
 
 
@@ -460,6 +460,7 @@ def _check_combinations(exp: ExperimentArguments, targs) -> None:
     for name in ("per_device_train_batch_size", "per_device_eval_batch_size"):
         if getattr(targs, name) < 1:
             raise ConfigError(f"{name}={getattr(targs, name)} must be at least 1")
+    _check_optimiser(targs)
     if targs.do_train:
         _check_model_overrides(exp)
     if not targs.do_train and not exp.model_name_or_path:
@@ -474,6 +475,16 @@ def _check_combinations(exp: ExperimentArguments, targs) -> None:
     if re.search(r"(^|_)(gen|test)(_|$)", best):
         raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "
                           "validation (e.g. eval_validation_sem_match) or take the last checkpoint")
+
+
+def _check_optimiser(targs) -> None:
+    """The values AdamW would refuse after the model is built, refused here in one line instead."""
+    for name in ("learning_rate", "adam_epsilon", "weight_decay"):
+        if getattr(targs, name) < 0:
+            raise ConfigError(f"{name}={getattr(targs, name)} must not be negative")
+    for name in ("adam_beta1", "adam_beta2"):
+        if not 0 <= getattr(targs, name) < 1:
+            raise ConfigError(f"{name}={getattr(targs, name)} must be at least 0 and below 1")
 
 
 def _check_model_overrides(exp: ExperimentArguments) -> None:

@@ -51,7 +51,7 @@ class RunRecord:
     dataset_params: dict
     arch: str
     metric: str
-    seed: int
+    seed: int | None  # None: an evaluated model whose own seed is unknown
     num_parameters: int | None = None
     vocab_size: int | None = None
     bf16: bool = False

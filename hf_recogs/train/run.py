@@ -35,7 +35,7 @@ from .data import (
     tokens_per_batch,
     training_rows,
 )
-from .hardware import configure_cpu_threads, use_cpu_bf16
+from .hardware import configure_cpu_threads, cuda_available, use_cpu_bf16
 from .record import RunRecord, environment, recorded_hyperparameters, training_record
 
 logger = logging.getLogger("hf_recogs.train")
@@ -167,15 +167,21 @@ def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> 
         raise ConfigError(f"model_name_or_path={exp.model_name_or_path!r} could not be loaded ({first}); "
                           "give a folder written by train.py or a Hub model id") from None
     out_dir = Path(targs.output_dir) / "evaluation"
+    trained = trained_record(exp.model_name_or_path)
+    seed = trained.seed if trained is not None else None
     args = seed_training_arguments(exp, targs, targs.seed, out_dir, training=False)
     accelerator = Accelerator(cpu=args.use_cpu)
     model = model.to(accelerator.device)
-    cpu_bf16 = use_cpu_bf16(exp.cpu_bf16, args.use_cpu)
+    cpu_bf16 = evaluation_precision(exp.cpu_bf16, args.use_cpu, trained)
+    if accelerator.is_main_process:
+        logger.info("evaluating %s (seed %s) in %s%s", exp.model_name_or_path, "unknown" if seed is None else seed,
+                    "bf16" if cpu_bf16 else "fp32",
+                    " as it was trained" if trained is not None and exp.cpu_bf16 == "auto" else "")
     out_dir.mkdir(parents=True, exist_ok=True)
     splits = evaluate_splits(exp, args, model, tokenizer, raw, out_dir, cpu_bf16)
     record = RunRecord(
         dataset=exp.dataset or "data_files", dataset_params=exp.dataset_params, arch=exp.arch,
-        metric=resolve_metric(exp), seed=targs.seed, num_parameters=sum(p.numel() for p in model.parameters()),
+        metric=resolve_metric(exp), seed=seed, num_parameters=sum(p.numel() for p in model.parameters()),
         vocab_size=len(tokenizer), bf16=cpu_bf16, mixed_precision="bf16" if cpu_bf16 else "no",
         evaluated_model=exp.model_name_or_path, hyperparameters=recorded_hyperparameters(exp, args),
         splits=splits, command=command, environment=environment(),
@@ -185,6 +191,26 @@ def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> 
         logger.info("evaluation: %s", one_line(result))
         logger.info("wrote the predictions, results.json and per_category.png to %s", out_dir)
     return 0
+
+
+def trained_record(model_name_or_path: str) -> RunRecord | None:
+    """The run record next to a model folder written by train.py (None for a Hub id or a bare model)."""
+    path = Path(model_name_or_path) / "results.json"
+    try:
+        return RunRecord.read(path) if path.is_file() else None
+    except (OSError, ValueError):
+        logger.warning("%s is not a readable run record; the model's seed and precision are unknown", path)
+        return None
+
+
+def evaluation_precision(setting: str, use_cpu: bool, trained: RunRecord | None) -> bool:
+    """Whether decoding autocasts to bf16 on the CPU: ``cpu_bf16: auto`` decodes a model in the precision its
+    run record says it trained in (so a re-evaluation reproduces the published predictions on any CPU; bf16
+    is emulated where the CPU lacks it), and follows the CPU for a model without a record; true / false are
+    kept as given."""
+    if setting != "auto" or trained is None or (cuda_available() and not use_cpu):
+        return use_cpu_bf16(setting, use_cpu)
+    return trained.precision == "bf16"
 
 
 def seed_training_arguments(exp: ExperimentArguments, targs, seed: int, seed_dir: Path, training: bool):
