@@ -13,6 +13,10 @@
 
 Special token ids (``<pad>`` 0, ``<s>`` 1 = decoder start, ``</s>`` 2) are taken from the tokenizer and set on the
 config and on the generation config; ``generation_config.max_length = max_positions``, greedy decoding.
+
+Classification of (input, candidate) pairs with structure annotations: ``StructureEncoderForSequenceClassification``
+(``configuration_structure_encoder.py`` / ``modeling_structure_encoder.py``), registered with
+``AutoModelForSequenceClassification`` the same two ways as the LSTM.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
-from transformers import AutoConfig, AutoModelForSeq2SeqLM, GenerationConfig, PreTrainedModel
+from transformers import (AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, GenerationConfig,
+                          PreTrainedModel)
 
 from .configuration_lstm_seq2seq import LstmSeq2SeqConfig
+from .configuration_structure_encoder import StructureEncoderConfig
 from .modeling_lstm_seq2seq import LstmSeq2SeqForConditionalGeneration
+from .modeling_structure_encoder import StructureEncoderForSequenceClassification
 from .transformer import MODEL_CLASSES, bart_config, t5_config
 
 ARCHITECTURES = ("transformer", "reference_transformer", "lstm", "relative_transformer")
@@ -37,6 +44,12 @@ AutoConfig.register(LstmSeq2SeqConfig.model_type, LstmSeq2SeqConfig, exist_ok=Tr
 AutoModelForSeq2SeqLM.register(LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, exist_ok=True)
 LstmSeq2SeqConfig.register_for_auto_class()
 LstmSeq2SeqForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+# The structure-masked encoder classifier (structure annotations as attention masks): the same two ways to load.
+AutoConfig.register(StructureEncoderConfig.model_type, StructureEncoderConfig, exist_ok=True)
+AutoModelForSequenceClassification.register(StructureEncoderConfig, StructureEncoderForSequenceClassification,
+                                            exist_ok=True)
+StructureEncoderConfig.register_for_auto_class()
+StructureEncoderForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")
 
 
 def _lstm_config(vocab_size: int, special_ids: dict, max_positions: int, **overrides) -> LstmSeq2SeqConfig:
@@ -150,6 +163,8 @@ __all__ = [
     "ARCHITECTURES",
     "LstmSeq2SeqConfig",
     "LstmSeq2SeqForConditionalGeneration",
+    "StructureEncoderConfig",
+    "StructureEncoderForSequenceClassification",
     "bart_config",
     "build_config",
     "build_model",
