@@ -35,6 +35,7 @@ PINS: dict[str, tuple[str, str]] = {
     "scan_mcd": ("brendenlake/SCAN", "9da9c8af84509a66e10dfbdfefb3d1e83f3d0bea"),
     "sygns": ("verypluming/SyGNS", "73f3876bc6057abb19b97ae7437f9c6ceb049885"),
     "slog": ("bingzhilee/SLOG", "1c55df85006d58b842520c79dcb8e1b43df2836f"),
+    "cfq_mcd1": ("thousfeet/LEAR", "e26c9d875c593de6e2e51b9d66f65c6f07be9575"),  # CFQ's MCD1 split, as LEAR keeps it
 }
 
 
@@ -45,6 +46,8 @@ LICENCE_NOTICES: dict[str, str] = {
     "brendenlake/SCAN": "SCAN: BSD 3-clause, © 2016-present Facebook (no endorsement clause)",
     "bingzhilee/SLOG": "SLOG: MIT, © 2023 Bingzhi Li",
     "verypluming/SyGNS": "SyGNS: CC BY-SA 4.0, © Hitomi Yanaka et al.; derived data stays CC BY-SA 4.0",
+    "thousfeet/LEAR": "CFQ (MCD1 split, copy kept by LEAR): © Google LLC; CFQ's README says CC BY 4.0, its dataset "
+                      "metadata CC BY-SA 3.0: treated as CC BY-SA 3.0",
 }
 
 class SourceError(RuntimeError):

@@ -160,6 +160,18 @@ def test_card_yaml_licences_and_sections(built):
     assert "CC BY-SA 4.0" in sa_body and "@inproceedings{yanaka-etal-2021-sygns" in sa_body
 
 
+def test_share_alike_configs_of_two_licences_share_the_share_alike_repository(tmp_path):
+    """CFQ (CC BY-SA 3.0) beside SyGNS (CC BY-SA 4.0): both share-alike, so one repository may hold them."""
+    configs = {**FIXTURES, "hubfix_cfq": _fixture("hubfix_cfq", family="cfq", license="CC BY-SA 3.0",
+                                                  citations=("cfq",), splits=("train", "test"))}
+    folders = dataset_export.build(tmp_path, ["hubfix_main", "hubfix_sygns", "hubfix_cfq"], configs=configs,
+                                   log=lambda *a: None)
+    assert set(folders) == {"hf_recogs", "hf_recogs_sygns"}
+    dataset_export.check_folder(tmp_path / "hf_recogs_sygns")  # no refusal
+    meta, body = read_card(tmp_path / "hf_recogs_sygns")
+    assert sorted(meta["license"]) == ["cc-by-sa-3.0", "cc-by-sa-4.0"] and "CC BY-SA 3.0" in body
+
+
 def test_mixed_sharealike_needs_opt_in_and_is_refused_at_push(tmp_path):
     folders = dataset_export.build(tmp_path, ["hubfix_main", "hubfix_sygns"], separate_sharealike=False,
                                    configs=FIXTURES, log=lambda *a: None)

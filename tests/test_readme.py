@@ -135,7 +135,7 @@ def test_readme_headline_table_is_the_generated_one():
     assert table in README.read_text(encoding="utf-8"), (
         "README's results table differs from hf_recogs.report.results_page.headline_table(results/):\n"
         + table)
-    assert table in (ROOT / "docs" / "RESULTS.md").read_text(encoding="utf-8")
+    assert table in (ROOT / "docs/RESULTS.md").read_text(encoding="utf-8")
 
 
 def test_tensorboard_event_files_go_to_the_seed_folders_runs():

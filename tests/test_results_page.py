@@ -17,7 +17,7 @@ from hf_recogs.report.results_page import ResultsError, headline_table, main, re
 
 
 def test_committed_page_equals_the_generated_one(capsys):
-    page = ROOT / "docs" / "RESULTS.md"
+    page = ROOT / "docs/RESULTS.md"
     assert page.is_file(), "docs/RESULTS.md is missing: python -m hf_recogs.report.results_page"
     code = main(["--results", str(ROOT / "results"), "--output", str(page), "--check"])
     err = capsys.readouterr().err
@@ -126,7 +126,7 @@ def test_one_seed_shows_no_sd(synthetic):
 
 
 def test_check_reports_a_stale_page_in_one_line(synthetic, tmp_path, capsys):
-    out = tmp_path / "RESULTS.md"
+    out = tmp_path / "page.md"
     assert main(["--results", str(synthetic), "--output", str(out), "--check"]) == 1
     assert main(["--results", str(synthetic), "--output", str(out)]) == 0
     assert main(["--results", str(synthetic), "--output", str(out), "--check"]) == 0

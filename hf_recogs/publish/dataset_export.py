@@ -59,6 +59,7 @@ HF_LICENSE_IDS = {
     "apache-2.0": "apache-2.0",
     "cc-by-4.0": "cc-by-4.0",
     "cc-by-sa-4.0": "cc-by-sa-4.0",
+    "cc-by-sa-3.0": "cc-by-sa-3.0",
     "cc0-1.0": "cc0-1.0",
 }
 
@@ -333,7 +334,7 @@ def _yaml_header(exported: list[ExportedConfig], repo: str) -> str:
     rows = sum(n for e in with_data for n in e.splits.values())
     card_data = DatasetCardData(
         pretty_name="hf_recogs: COGS, ReCOGS, SCAN and SLOG" if repo == MAIN_REPO
-        else "hf_recogs (share-alike part): SyGNS-derived data",
+        else "hf_recogs (share-alike part): SyGNS-derived data and CFQ",
         license=licenses if len(licenses) > 1 else licenses[0],
         language=["en"],
         task_categories=["text2text-generation"],
@@ -374,14 +375,16 @@ def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
         lines += [
             "COGS, ReCOGS (and its variants), SCAN and SLOG as a script-free dataset repository: one parquet",
             "file per config and split, built by the `hf_recogs` Python package from pinned,",
-            "checksum-verified upstream files. Share-alike (CC BY-SA 4.0) SyGNS-derived configs are published",
+            "checksum-verified upstream files. Share-alike configs (SyGNS-derived, CC BY-SA 4.0; CFQ) are published",
             f"separately in `{_sibling_repo_id(repo_id, SHAREALIKE_REPO)}` so that their licence stays with them.",
         ]
     else:
         lines += [
             "The share-alike part of hf_recogs: configs derived from SyGNS (Yanaka et al., 2021), licensed",
-            "**CC BY-SA 4.0**. Anything built from this data must be shared under the same licence; it is kept",
-            "apart from the MIT/BSD-licensed configs of the main `hf_recogs` repository on purpose.",
+            "**CC BY-SA 4.0**, and CFQ (Keysers et al., 2020), whose README says CC BY 4.0 and whose dataset",
+            "metadata says CC BY-SA 3.0 (we treat it as **CC BY-SA 3.0**). Anything built from this data must be",
+            "shared under the licence of the config it comes from; it is kept apart from the MIT/BSD-licensed",
+            "configs of the main `hf_recogs` repository on purpose.",
         ]
     lines += ["", "## Loading", "", "```python", "import datasets", ""]
     example = default_config(with_data, repo) or "<config>"
@@ -495,7 +498,7 @@ def check_folder(folder: Path) -> None:
         raise ExportError(f"{folder} has no {MANIFEST}; push only folders built by this script")
     licences = {c["license"] for c in data["configs"].values() if c["splits"]}
     sharealike = {lic for lic in licences if "-sa" in lic.lower().replace(" ", "-")}
-    if sharealike and len(licences) > 1 and not data.get("allow_mixed"):
+    if sharealike and licences - sharealike and not data.get("allow_mixed"):
         raise ExportError(f"{folder} mixes share-alike data ({', '.join(sorted(sharealike))}) with "
                           f"{', '.join(sorted(licences - sharealike))}; rebuild without --no-separate-sharealike")
     for name, c in data["configs"].items():
