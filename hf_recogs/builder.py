@@ -124,7 +124,7 @@ def _builder_config(spec: DatasetConfig) -> HfRecogsConfig:
 
 
 def features(spec: DatasetConfig) -> datasets.Features:
-    columns = {"input": "string", "output": "string", "category": "string", **spec.extra_features}
+    columns = {**dict.fromkeys(spec.columns, "string"), **spec.extra_features}
     return datasets.Features({name: datasets.Value(_DTYPES[dtype]) for name, dtype in columns.items()})
 
 

@@ -65,6 +65,13 @@ CITATIONS = {
   year = {2023},
   pages = {3213--3232}
 }""",
+    "kim2021structure": """@inproceedings{kim-etal-2021-improving,
+  title = {Improving Compositional Generalization in Classification Tasks via Structure Annotations},
+  author = {Kim, Juyong and Ravikumar, Pradeep and Ainslie, Joshua and Onta{\\~n}{\\'o}n, Santiago},
+  booktitle = {Proceedings of the 59th Annual Meeting of the Association for Computational Linguistics and the 11th International Joint Conference on Natural Language Processing (Volume 2: Short Papers)},
+  year = {2021},
+  pages = {637--645}
+}""",
 }
 
 

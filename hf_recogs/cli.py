@@ -77,7 +77,7 @@ def cmd_show(args) -> int:
     for split, ds in data.items():
         print(f"\n[{split}] {len(ds):,} rows; columns: {', '.join(ds.column_names)}")
         for row in ds.select(range(min(args.rows, len(ds)))):
-            print("  " + json.dumps({k: row[k] for k in ("input", "output", "category")}, ensure_ascii=False))
+            print("  " + json.dumps({k: row[k] for k in cfg.columns}, ensure_ascii=False))
     if cfg.notes:
         print(f"\nnotes: {cfg.notes}")
     print("\n" + bibtex(*cfg.citations))
@@ -136,6 +136,9 @@ def score_file(path: Path, config: str, split: str, params: dict[str, Any] | Non
     from .registry import get_config
     from .scoring import score_rows, summarize
 
+    if get_config(config).metric == "classification":
+        raise CliError(f"{config} is a classification config: hf-recogs score scores seq2seq predictions; "
+                       "score its probabilities with hf_recogs.scoring.score_pairs")
     predictions, inputs = read_predictions(path)
     data = load_dataset(config, split=split, **(params or {}))
     if len(predictions) != len(data):

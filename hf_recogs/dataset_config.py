@@ -11,10 +11,13 @@ from typing import Any
 
 from .sources import UpstreamFile
 
-SPLITS = ("train", "validation", "test", "gen")
+# Every split name a config may have, in display order. ``train_holdout`` is a seeded 5 % cut of a derived
+# config's train split (the classification configs' i.i.d. check); upstream benchmarks have the other four.
+SPLITS = ("train", "train_holdout", "validation", "test", "gen")
 # How a config's outputs are scored: "sem" Semantic Exact Match of logical forms with variables, "sygns" exact
-# match then the SyGNS paper's entailment / polarity / clause levels, "exact" whole-output string match.
-METRICS = ("sem", "sygns", "exact")
+# match then the SyGNS paper's entailment / polarity / clause levels, "exact" whole-output string match,
+# "classification" (input, candidate, label) rows scored as binary classification (not by seq2seq scoring).
+METRICS = ("sem", "sygns", "exact", "classification")
 
 Row = dict[str, Any]
 
@@ -91,7 +94,8 @@ class DatasetConfig:
     (SLOG's gen split may not). ``metric`` (one of ``METRICS``) is how the outputs are scored: training, the
     CLI and the reports read it from here. ``category_groups`` (a ``CategoryGroups``, None when the benchmark
     has none) says which categories are scored together as groups: training, the CLI and the metrics pass it
-    to ``scoring.summarize``.
+    to ``scoring.summarize``. ``columns`` are the string columns every row has, before ``extra_features``
+    (a classification config has ``candidate`` in place of ``output``).
     """
 
     name: str
@@ -110,13 +114,23 @@ class DatasetConfig:
     split_hint: str = ""  # how to get a split that the default parameters leave out
     metric: str = "exact"
     category_groups: CategoryGroups | None = None
+    columns: tuple[str, ...] = ("input", "output", "category")
+    # classification configs: the structure annotator that the structure-masked classifier reads, named as
+    # "module:function" ((input, candidate) -> (input tree, candidate tree, cross-links)) and imported only when
+    # used: it decides no row, so it stays out of the config's cache key; None: no trees
+    structure: str | None = None
 
     def __post_init__(self):
+        if self.structure is not None and self.structure.count(":") != 1:
+            raise ValueError(f"config {self.name!r}: structure {self.structure!r} must name 'module:function'")
         if self.metric not in METRICS:
             raise ValueError(f"config {self.name!r}: metric {self.metric!r} is not one of {', '.join(METRICS)}")
         bad = [s for s in self.splits if s not in SPLITS]
         if bad:
             raise ValueError(f"config {self.name!r}: split names {bad} are not among {SPLITS}")
+        missing = [c for c in ("input", "category") if c not in self.columns]
+        if missing:
+            raise ValueError(f"config {self.name!r}: columns must include {', '.join(missing)}")
 
     @property
     def share_alike(self) -> bool:

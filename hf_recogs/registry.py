@@ -21,10 +21,10 @@ _USERS_CONFIGS: dict[str, DatasetConfig] = {}
 @functools.cache
 def _declared() -> dict[str, DatasetConfig]:
     """The configs the benchmark modules declare, by name, in declaration order."""
-    from .benchmarks import cfq, cogs, scan, slog, sygns
+    from .benchmarks import cfq, classification, cogs, scan, slog, sygns
 
     configs: dict[str, DatasetConfig] = {}
-    for module in (cogs, scan, slog, sygns, cfq):
+    for module in (cogs, scan, slog, sygns, cfq, classification):
         for config in module.CONFIGS:
             if config.name in configs:
                 raise ValueError(f"dataset config {config.name!r} declared twice")

@@ -65,6 +65,9 @@ def score_rows(predictions: Sequence[str], references: Sequence[str], categories
     (``hf_recogs.sygns_eval.score_pair``; ``fmt`` is then the form: fol, drs, vf or auto)."""
     from .logical_forms import exact_match, sem_verdict
 
+    if metric == "classification":
+        raise ValueError("score_rows scores seq2seq outputs; score a classification config's probabilities "
+                         "with score_pairs")
     if metric == "sygns":
         from .sygns_eval import score_pair
 
@@ -87,7 +90,34 @@ def score_rows(predictions: Sequence[str], references: Sequence[str], categories
     return records
 
 
+def score_pairs(probabilities: Sequence[float], rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of a classification split: each (input, candidate) row with its label, the model's
+    probability that the candidate is right, its category and where a negative came from."""
+    if len(probabilities) != len(rows):
+        raise ValueError(f"{len(probabilities)} probabilities for {len(rows)} rows; lengths must match")
+    return [{"input": r["input"], "candidate": r["candidate"], "label": int(r["label"]), "probability": float(p),
+             "category": r.get("category"), "negative_source": r.get("negative_source") or ""}
+            for p, r in zip(probabilities, rows, strict=True)]
+
+
+def _classification_scores(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """ROC AUC of the probabilities (pooled over the items; None unless both classes are present), and accuracy
+    and F1 of the positive class at probability 0.5."""
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    labels = [r["label"] for r in items]
+    probabilities = [r["probability"] for r in items]
+    predicted = [int(p >= 0.5) for p in probabilities]
+    both = 0 < sum(labels) < len(labels)
+    return {"n": len(items), "positives": sum(labels),
+            "roc_auc": float(roc_auc_score(labels, probabilities)) if both else None,
+            "accuracy": sum(a == b for a, b in zip(labels, predicted, strict=True)) / len(items) if items else None,
+            "f1": float(f1_score(labels, predicted, zero_division=0.0)) if items else None}
+
+
 def _score(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    if items and "probability" in items[0]:
+        return _classification_scores(items)
     n = len(items)
     out: dict[str, Any] = {"n": n, "exact_match": sum(r["exact"] for r in items) / n if n else None}
     sems = [r["sem"] for r in items if r.get("sem") is not None]
@@ -110,7 +140,9 @@ def summarize(records: Sequence[dict[str, Any]], metric: str,
     plots and aggregates read them from the summary alone. Where the groups declare a ``depth`` and the records
     carry their input, ``per_depth`` scores the recursion categories at each depth ({category: {depth: scores}})."""
     summary = _score(records)
-    summary["primary"] = "sem_match" if metric == "sem" else "exact_match"
+    summary["primary"] = {"sem": "sem_match", "classification": "roc_auc"}.get(metric, "exact_match")
+    if metric == "classification":
+        summary["per_negative_kind"] = _per_negative_kind(records)
     by_cat: dict[str, list] = defaultdict(list)
     for r in records:
         by_cat[r["category"]].append(r)
@@ -131,6 +163,17 @@ def summarize(records: Sequence[dict[str, Any]], metric: str,
         if per_depth:
             summary["per_depth"] = per_depth
     return summary
+
+
+def _per_negative_kind(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Every positive against the negatives of one kind ("random", or a generator: "model:<name>" without
+    the beam rank), one score each: how hard each kind of negative is."""
+    positives = [r for r in records if r["label"] == 1]
+    kinds: dict[str, list] = defaultdict(list)
+    for r in records:
+        if r["label"] == 0:
+            kinds[":".join(r["negative_source"].split(":")[:2]) or "unknown"].append(r)
+    return {kind: _classification_scores(positives + negatives) for kind, negatives in sorted(kinds.items())}
 
 
 def _per_depth(records: Sequence[dict[str, Any]], category_groups: CategoryGroups) -> dict[str, Any]:

@@ -34,12 +34,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..dataset_config import SPLITS, CategoryGroups, DatasetConfig, Param, Row
+from ..dataset_config import CategoryGroups, DatasetConfig, Param, Row
 from ..sources import UpstreamFile, fetch_bytes, pinned
 from . import recogs_derive as derive
 
 LICENSE = "MIT"
 UPSTREAM_SPLIT = {"train": "train", "validation": "dev", "test": "test", "gen": "gen"}
+SPLITS = tuple(UPSTREAM_SPLIT)  # the four upstream splits (dataset_config.SPLITS has derived ones too)
 CONCAT_KS = (256, 512, 1024, 2048, 3072)
 # our name suffix -> upstream removal-set key (file suffix, parentheses and comma included)
 TOKEN_REMOVAL = {"x": "x_", "x_paren": "x_()", "x_paren_comma": "x_(,)"}

@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import lru_cache, partial
 
-from ..dataset_config import SPLITS, DatasetConfig, Row
+from ..dataset_config import DatasetConfig, Row
 from ..sources import SourceError, SourceUnavailable, UpstreamFile, open_zip_member, pinned, read_text
 
 FAMILY = "slog"
 LICENSE = "MIT"
 CITATIONS = ("slog",)
+SPLITS = ("train", "validation", "test", "gen")  # SLOG's upstream splits
 HUB_SPLITS = ("train", "validation", "test")  # gen stays inside its encrypted zip: never published
 
 GEN_ZIP = "data/generalization_sets.zip"

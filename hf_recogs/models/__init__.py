@@ -33,7 +33,8 @@ from .modeling_lstm_seq2seq import LstmSeq2SeqForConditionalGeneration
 from .modeling_structure_encoder import StructureEncoderForSequenceClassification
 from .transformer import MODEL_CLASSES, bart_config, t5_config
 
-ARCHITECTURES = ("transformer", "reference_transformer", "lstm", "relative_transformer")
+ARCHITECTURES = ("transformer", "reference_transformer", "lstm", "relative_transformer")  # seq2seq models
+CLASSIFIERS = ("structure_encoder",)  # (input, candidate) classifiers
 
 # EncoderDecoderModel (the reference Transformer) warns on every first forward with labels that transformers
 # 4.12 changed how its loss is computed: true, and irrelevant for a model trained from scratch today.
@@ -56,11 +57,19 @@ def _lstm_config(vocab_size: int, special_ids: dict, max_positions: int, **overr
     return LstmSeq2SeqConfig(vocab_size=vocab_size, **{**special_ids, **overrides})
 
 
+def _structure_encoder_config(vocab_size: int, special_ids: dict, max_positions: int,
+                              **overrides) -> StructureEncoderConfig:
+    return StructureEncoderConfig(vocab_size=vocab_size, pad_token_id=special_ids["pad_token_id"],
+                                  max_position_embeddings=max_positions, **overrides)
+
+
 _BUILDERS = {
     "transformer": MODEL_CLASSES["transformer"],
     "reference_transformer": MODEL_CLASSES["reference_transformer"],
     "lstm": (LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, _lstm_config),
     "relative_transformer": MODEL_CLASSES["relative_transformer"],
+    "structure_encoder": (StructureEncoderConfig, StructureEncoderForSequenceClassification,
+                          _structure_encoder_config),
 }
 
 # Config fields that are bookkeeping, not model settings: not accepted as overrides.
@@ -81,7 +90,7 @@ def _builders(arch: str):
     try:
         return _BUILDERS[arch]
     except KeyError:
-        raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHITECTURES)}") from None
+        raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHITECTURES + CLASSIFIERS)}") from None
 
 
 def special_token_ids(tokenizer) -> dict:
@@ -142,6 +151,8 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     special = special_token_ids(tokenizer)
     config = build_config(arch, len(tokenizer), max_positions, special, **overrides)
     model = model_class(config)
+    if arch in CLASSIFIERS:  # one logit, nothing to generate
+        return model
     model.generation_config = GenerationConfig(
         decoder_start_token_id=special["decoder_start_token_id"],
         bos_token_id=special["bos_token_id"],
@@ -161,6 +172,7 @@ def count_parameters(model) -> int:
 
 __all__ = [
     "ARCHITECTURES",
+    "CLASSIFIERS",
     "LstmSeq2SeqConfig",
     "LstmSeq2SeqForConditionalGeneration",
     "StructureEncoderConfig",

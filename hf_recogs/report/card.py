@@ -29,7 +29,28 @@ def _citation_keys(dataset: str) -> list[str]:
         return []
 
 
+CLASSIFICATION_KEYS = ("roc_auc", "accuracy", "f1")
+
+
+def _classification_table(results: dict[str, Any]) -> str:
+    """ROC AUC, accuracy and F1 (fractions) per split, group, category and kind of negative."""
+    def row(split, name, scores):
+        cells = ["–" if scores.get(k) is None else f"{scores[k]:.3f}" for k in CLASSIFICATION_KEYS]
+        return f"| {split} | {name} | {scores['n']} | " + " | ".join(cells) + " |"
+
+    lines = ["| split | rows of | n | ROC AUC | accuracy | F1 |", "|---|---|---|---|---|---|"]
+    for split, s in results["splits"].items():
+        lines.append(row(split, "**all**", s))
+        lines += [row(split, f"*{g}*", gs) for g, gs in s.get("groups", {}).items()]
+        lines += [row(split, f"negatives: {kind}", ks) for kind, ks in s.get("per_negative_kind", {}).items()]
+        if len(s["per_category"]) > 1:
+            lines += [row(split, c, cs) for c, cs in s["per_category"].items()]
+    return "\n".join(lines)
+
+
 def _results_table(results: dict[str, Any]) -> str:
+    if results.get("metric") == "classification":
+        return _classification_table(results)
     levels = next((sygns_levels(s) for s in results["splits"].values() if sygns_levels(s)), ())
     if levels:
         return _sygns_results_table(results, levels)
@@ -177,23 +198,28 @@ def _eval_results(results: dict[str, Any]) -> list:
     from huggingface_hub import EvalResult
 
     dataset = results["dataset"]
+    classifier = results.get("metric") == "classification"
+    task = ("text-classification", "Compositional classification") if classifier else (
+        "text2text-generation", "Semantic parsing")
+    labels = {"sem_match": "Semantic exact match", "exact_match": "Exact match", "roc_auc": "ROC AUC",
+              "accuracy": "Accuracy", "f1": "F1"}
     entries = []
 
     def add(split, scores, metrics, part=""):
         for metric in metrics:
             if scores.get(metric) is None:
                 continue
-            label = {"sem_match": "Semantic exact match", "exact_match": "Exact match"}.get(
-                metric, f"SyGNS {SYGNS_LABELS.get(metric, metric)}")
+            label = labels.get(metric, f"SyGNS {SYGNS_LABELS.get(metric, metric)}")
+            value = scores[metric] if classifier else 100 * scores[metric]  # AUC reads as a fraction
             entries.append(EvalResult(
-                task_type="text2text-generation", task_name="Semantic parsing",
+                task_type=task[0], task_name=task[1],
                 dataset_type="hf_recogs", dataset_name=f"hf_recogs {dataset}", dataset_config=dataset,
                 dataset_split=split, metric_type=metric, metric_name=f"{label} ({part})" if part else label,
-                metric_value=round(100 * scores[metric], 2),
+                metric_value=round(value, 4 if classifier else 2),
             ))
 
     for split, s in results["splits"].items():
-        add(split, s, ("sem_match", "exact_match", *sygns_levels(s)[:1]))
+        add(split, s, CLASSIFICATION_KEYS if classifier else ("sem_match", "exact_match", *sygns_levels(s)[:1]))
     split = headline_split(results["splits"])
     if split is not None:
         s = results["splits"][split]
@@ -206,7 +232,7 @@ def _eval_results(results: dict[str, Any]) -> list:
 
 
 def render_model_card(results: dict[str, Any], repo_id: str | None = None, template_path: Path | None = None,
-                      example: str | None = None):
+                      example: str | None = None, example_candidate: str | None = None):
     """A ``huggingface_hub.ModelCard`` for one trained seed, with ``model-index`` results per split; ``example``
     is the input of its usage snippet (default: a COGS sentence)."""
     from huggingface_hub import ModelCard, ModelCardData
@@ -218,17 +244,22 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
     card_data = ModelCardData(
         language="en", license="mit", library_name="transformers", tags=["hf_recogs", "compositional-generalization",
                                                                      "semantic-parsing", dataset],
-        model_name=name, eval_results=eval_results or None, pipeline_tag="text2text-generation",
+        model_name=name, eval_results=eval_results or None,
+        pipeline_tag="text-classification" if results.get("metric") == "classification" else "text2text-generation",
     )
     template = Path(template_path) if template_path else TEMPLATE
     return ModelCard.from_template(card_data, template_path=str(template), model_name=name,
-                                   repo_id=repo_id or "<user>/<repo>", **_template_fields(results, example))
+                                   repo_id=repo_id or "<user>/<repo>",
+                                   **_template_fields(results, example, example_candidate))
 
 
-def _template_fields(results: dict[str, Any], example: str | None) -> dict[str, Any]:
+def _template_fields(results: dict[str, Any], example: str | None,
+                     example_candidate: str | None = None) -> dict[str, Any]:
     """What ``model_cards/template.md`` reads besides the model's name and repository."""
     from ..citations import CITATIONS
 
+    classifier = results.get("metric") == "classification"
+    kind = "classifier of (input, candidate) pairs" if classifier else "sequence-to-sequence model"
     dataset = results["dataset"]
     keys = [k for k in _citation_keys(dataset) if k in CITATIONS]
     hp = results.get("hyperparameters", {})
@@ -247,8 +278,9 @@ def _template_fields(results: dict[str, Any], example: str | None) -> dict[str, 
         results_table=_results_table(results),
         groups_explanation=" ".join(dict.fromkeys(
             e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
-        summary=(f"A `{results['arch']}` sequence-to-sequence model trained from scratch on the hf_recogs "
-                 f"`{dataset}` config (seed {results['seed']})." + _partial_run_warning(results)),
+        summary=(f"A `{results['arch']}` {kind} trained from scratch on the hf_recogs `{dataset}` config (seed "
+                 f"{results['seed']})." + _partial_run_warning(results)),
+        classifier=classifier,
         reproduce=reproduce_command(results),
         # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost
         accelerator=_accelerator(results),
@@ -257,25 +289,27 @@ def _template_fields(results: dict[str, Any], example: str | None) -> dict[str, 
         citations=("\n\n".join(CITATIONS[k] for k in keys) if keys else "") or "see hf_recogs/citations.py",
         has_plot=True,
         example=json.dumps(example if isinstance(example, str) and example else "A cat smiled ."),
+        example_candidate=json.dumps(example_candidate or ""),
     )
 
 
-def example_input(folder: Path) -> str | None:
-    """The first input of the first predictions file in ``folder`` (plain or gzipped): the usage example of the
-    model card, a sentence of the model's own dataset."""
+def example_input(folder: Path, field: str = "input") -> str | None:
+    """The first input (or another ``field``, e.g. a classifier's ``candidate``) of the first predictions file
+    in ``folder`` (plain or gzipped): the usage example of the model card, a row of the model's own dataset."""
     import gzip
 
     for path in sorted(Path(folder).glob("predictions_*.jsonl*")):
         with (gzip.open if path.suffix == ".gz" else open)(path, "rt", encoding="utf-8") as f:
             line = f.readline()
         if line.strip():
-            return json.loads(line).get("input")
+            return json.loads(line).get(field)
     return None
 
 
 def write_model_card(folder: Path, results: dict[str, Any], repo_id: str | None = None) -> Path:
     """Render the card of the seed in ``folder`` (its usage example from its own predictions) as README.md."""
-    card = render_model_card(results, repo_id=repo_id, example=example_input(folder))
+    card = render_model_card(results, repo_id=repo_id, example=example_input(folder),
+                             example_candidate=example_input(folder, "candidate"))
     path = Path(folder) / "README.md"
     card.save(str(path))
     return path

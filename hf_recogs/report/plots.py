@@ -95,10 +95,11 @@ def plot_curves(results: dict[str, Any], path: Path) -> None:
     left.set_xlabel("step")
     left.set_ylabel("nats per target token")
     left.legend(fontsize=8)
-    keys = sorted({k for h in curves for k in h if k.endswith(("_sem_match", "_exact_match"))})
+    keys = sorted({k for h in curves for k in h if k.endswith(("_sem_match", "_exact_match", "_roc_auc"))})
     for key in keys:
         points = [(h["step"], 100 * h[key]) for h in curves if h.get(key) is not None]
         label = key.removeprefix("eval_").removesuffix("_sem_match").removesuffix("_exact_match")
+        label = label.removesuffix("_roc_auc") + (" (ROC AUC)" if key.endswith("_roc_auc") else "")
         right.plot(*zip(*points), "o-", markersize=3, label=label)
     right.set_ylim(0, 100)
     right.set_xlabel("step")

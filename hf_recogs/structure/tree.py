@@ -78,3 +78,9 @@ class Structure:
         if outside:
             lines.append("(outside the tree: " + " ".join(outside) + ")")
         return "\n".join(lines)
+
+
+def tree_free(text: str) -> Structure:
+    """A side's tokens with no tree: a candidate that does not parse, or a question without a grammar."""
+    tokens = tuple(text.split())
+    return Structure(tokens, (None,) * len(tokens), len(tokens))

@@ -52,7 +52,9 @@ class ExperimentArguments:
             "(YAML mapping or JSON string); relative paths are relative to the YAML file"
         },
     )
-    arch: str = field(default="transformer", metadata={"help": "transformer | lstm | relative_transformer"})
+    arch: str = field(default="transformer", metadata={
+        "help": "transformer | reference_transformer | lstm | relative_transformer (seq2seq); structure_encoder "
+                "(the classifier of (input, candidate) configs)"})
     model_overrides: dict[str, Any] | str | None = field(
         default=None,
         metadata={"help": "keyword overrides for hf_recogs.models.build_model (mapping or JSON), e.g. {d_model: 64}"},
@@ -162,10 +164,10 @@ class ExperimentArguments:
 
     def __post_init__(self):
         """Checks that need no other argument; a problem raises :class:`ConfigError` (one line)."""
-        from ..models import ARCHITECTURES
+        from ..models import ARCHITECTURES, CLASSIFIERS
 
-        if self.arch not in ARCHITECTURES:
-            raise ConfigError(f"arch={self.arch!r} is not one of {', '.join(ARCHITECTURES)}")
+        if self.arch not in ARCHITECTURES + CLASSIFIERS:
+            raise ConfigError(f"arch={self.arch!r} is not one of {', '.join(ARCHITECTURES + CLASSIFIERS)}")
         if self.metric not in METRICS:
             raise ConfigError(f"metric={self.metric!r} is not one of {', '.join(METRICS)}")
         if self.cpu_bf16 not in ("auto", "true", "false"):
@@ -194,12 +196,29 @@ class ExperimentArguments:
             self._check_data_files()
         else:
             self._check_dataset()
+        self._check_task()
         for name in ("max_train_samples", "max_eval_samples", "cpu_threads"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be a positive integer or null, got {value}")
         if self.max_positions < 8:
             raise ConfigError(f"max_positions must be at least 8, got {self.max_positions}")
+
+    def _check_task(self) -> None:
+        """A classification config trains a classifier, a seq2seq config a seq2seq model."""
+        from ..models import CLASSIFIERS
+
+        metric = self.metric
+        if metric == "auto":
+            from ..registry import get_config
+
+            metric = get_config(self.dataset).metric if self.dataset else "sem"
+        if (metric == "classification") != (self.arch in CLASSIFIERS):
+            if metric == "classification":
+                raise ConfigError(f"arch={self.arch!r} is a seq2seq model; (input, candidate) classification "
+                                  f"trains {' or '.join(CLASSIFIERS)}")
+            raise ConfigError(f"arch={self.arch!r} is a classifier; it trains on a classification config "
+                              "(e.g. recogs_pos_cls) or data_files with metric: classification")
 
     def _check_data_files(self) -> None:
         bad = [s for s in self.data_files if s not in SPLITS]
@@ -335,7 +354,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
             return super().construct_mapping(node, deep=deep)
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader)  # a safe loader
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
     except yaml.YAMLError as exc:
@@ -396,7 +415,7 @@ def _read_options(argv: list[str]) -> tuple[Path | None, dict[str, Any], list[st
                 raise ConfigError(f"{key}= has no value; give one (e.g. {key}=<value>) or leave it out for the "
                                   "default")
             try:
-                values[key] = yaml.load(raw, Loader=_options_loader())
+                values[key] = yaml.load(raw, Loader=_options_loader())  # a safe loader
             except yaml.YAMLError:
                 values[key] = raw
         elif item.endswith((".yaml", ".yml")) and not item.startswith("-") and not passthrough:

@@ -1,4 +1,5 @@
-"""Decoding a split: one path for one process and for DDP, under the training's autocast, with a progress bar.
+"""Predictions for a split: decoding (seq2seq) or classifying (input, candidate) pairs; one path for one process
+and for DDP, under the training's autocast, with a progress bar.
 
 Rows are sorted by source length (less padding), split into batches, and the batches dealt round robin to the
 processes; each process generates its batches and the predictions are gathered and put back in the split's
@@ -59,4 +60,38 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
     out: list[str | None] = [None] * len(sources)
     for i, text in done:
         out[i] = text
+    return out
+
+
+def classify(model, collator, rows: list[dict], batch_size: int = 64, bf16: bool = False,
+             desc: str | None = None, shared: bool = True) -> list[float]:
+    """The probability that each (input, candidate) row is right, in the rows' order: the same sharing of
+    batches over processes as ``decode``."""
+    import torch
+    from accelerate import PartialState
+    from tqdm.auto import tqdm
+
+    state = PartialState()
+    world, rank = (state.num_processes, state.process_index) if shared else (1, 0)
+    batches = [list(range(start, min(start + batch_size, len(rows)))) for start in range(0, len(rows), batch_size)]
+    device = next(model.parameters()).device
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+    was_training = model.training
+    model.eval()
+    done: list[tuple[int, float]] = []
+    bar = tqdm(total=len(rows), desc=desc, unit="row", disable=desc is None or (shared and not state.is_main_process))
+    with torch.no_grad(), autocast, bar:
+        for idx in batches[rank::world]:
+            batch = collator([{k: v for k, v in rows[i].items() if k != "label"} for i in idx])
+            logits = model(**{k: v.to(device) for k, v in batch.items()}).logits.float().squeeze(-1)
+            done += list(zip(idx, torch.sigmoid(logits).cpu().tolist(), strict=True))
+            bar.update(min(len(idx) * world, bar.total - bar.n))
+    model.train(was_training)
+    if world > 1:
+        from accelerate.utils import gather_object
+
+        done = gather_object(done)
+    out = [0.0] * len(rows)
+    for i, probability in done:
+        out[i] = probability
     return out

@@ -27,6 +27,7 @@ from .data import (
     build_vocabulary,
     category_groups,
     curve_samples,
+    is_classification,
     load_raw_data,
     resolve_metric,
     source_check_batches,
@@ -122,11 +123,14 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
     set_seed(seed)
     model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, **exp.model_overrides)
     train_raw = training_rows(exp, raw, seed)
-    train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions)
-    collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
     monitor = None
-    if exp.source_check:
-        monitor = SourceUseMonitor(source_check_batches(raw, tokenizer, exp.max_positions, collator), cpu_bf16)
+    if is_classification(exp):  # rows stay text: the collator annotates and lays out each pair
+        train_ds, collator = train_raw, pair_collator(exp, tokenizer, model)
+    else:
+        train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions)
+        collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
+        if exp.source_check:
+            monitor = SourceUseMonitor(source_check_batches(raw, tokenizer, exp.max_positions, collator), cpu_bf16)
     clock = TrainingClock(resume)
     seed_dir.mkdir(parents=True, exist_ok=True)
     trainer = build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16, seed_dir,
@@ -135,11 +139,11 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
         logger.info("seed %d: resuming from %s", seed, resume)
     train_out = trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(str(seed_dir))
-    if trainer.is_world_process_zero():
+    if trainer.is_world_process_zero() and not is_classification(exp):
         model.generation_config.save_pretrained(str(seed_dir))
     train = training_record(trainer.state.log_history, train_out, _training_time(clock, trainer.state, args),
                             args.num_train_epochs, trainer.state.epoch, len(train_raw), resume)
-    splits = evaluate_splits(exp, args, model, tokenizer, raw, seed_dir, cpu_bf16)
+    splits = evaluate_splits(exp, args, model, tokenizer, raw, seed_dir, cpu_bf16, collator)
     record = RunRecord(
         dataset=exp.dataset or "data_files", dataset_params=exp.dataset_params, arch=exp.arch,
         metric=resolve_metric(exp), seed=seed, num_parameters=sum(p.numel() for p in model.parameters()),
@@ -154,14 +158,15 @@ def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> 
     """``do_train=false``: decode and score ``model_name_or_path`` on ``eval_splits`` into
     ``<output_dir>/evaluation/``."""
     from accelerate import Accelerator
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
 
-    from .. import models
+    from .. import models  # noqa: F401  (registers our models with the Auto classes)
     from ..scoring import one_line
 
+    auto_class = AutoModelForSequenceClassification if is_classification(exp) else AutoModelForSeq2SeqLM
     try:
         tokenizer = AutoTokenizer.from_pretrained(exp.model_name_or_path)
-        model = AutoModelForSeq2SeqLM.from_pretrained(exp.model_name_or_path)
+        model = auto_class.from_pretrained(exp.model_name_or_path)
     except (OSError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"model_name_or_path={exp.model_name_or_path!r} could not be loaded ({first}); "
@@ -178,7 +183,8 @@ def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> 
                     "bf16" if cpu_bf16 else "fp32",
                     " as it was trained" if trained is not None and exp.cpu_bf16 == "auto" else "")
     out_dir.mkdir(parents=True, exist_ok=True)
-    splits = evaluate_splits(exp, args, model, tokenizer, raw, out_dir, cpu_bf16)
+    collator = pair_collator(exp, tokenizer, model) if is_classification(exp) else None
+    splits = evaluate_splits(exp, args, model, tokenizer, raw, out_dir, cpu_bf16, collator)
     record = RunRecord(
         dataset=exp.dataset or "data_files", dataset_params=exp.dataset_params, arch=exp.arch,
         metric=resolve_metric(exp), seed=seed, num_parameters=sum(p.numel() for p in model.parameters()),
@@ -231,7 +237,12 @@ def seed_training_arguments(exp: ExperimentArguments, targs, seed: int, seed_dir
     if exp.data_order == "fixed":
         args.train_sampling_strategy = "sequential"
     elif exp.data_order == "grouped":
+        if is_classification(exp):
+            raise ConfigError("data_order grouped sorts seq2seq rows by length; a classification config reads "
+                              "reshuffle or fixed")
         args.train_sampling_strategy = "group_by_length"
+    if is_classification(exp):
+        args.remove_unused_columns = False  # the collator reads the text columns
     if not training:
         # Evaluation only: the config's training-time evaluations and checkpoint choice do not apply.
         from transformers import IntervalStrategy
@@ -249,10 +260,11 @@ def _autocast_in_training_steps(args, cpu_bf16: bool) -> None:
 
 def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16: bool, seed_dir: Path,
                   callbacks, monitor):
-    from .trainer import BaselineTrainer
+    from .trainer import BaselineTrainer, ClassifierTrainer
 
     evaluates = args.eval_strategy != "no"
-    return BaselineTrainer(
+    trainer_class = ClassifierTrainer if is_classification(exp) else BaselineTrainer
+    return trainer_class(
         model=model, args=args, train_dataset=train_ds, data_collator=collator, processing_class=tokenizer,
         # our evaluate() reads the fixed samples, not eval_dataset; the Trainer only checks that one is given
         eval_dataset=train_ds if evaluates else None, callbacks=callbacks,
@@ -261,20 +273,19 @@ def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
         cpu_bf16=cpu_bf16,
         tokens_per_batch=tokens_per_batch(train_ds, args.per_device_train_batch_size)
-        if exp.loss_weighting == "token" else None,
+        if exp.loss_weighting == "token" and not is_classification(exp) else None,
     )
 
 
-def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: bool) -> dict:
-    """Decode and score every split of ``eval_splits``; writes ``predictions_<split>.jsonl``; returns the split
-    summaries (the same on every process)."""
+def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: bool, collator=None) -> dict:
+    """Predict and score every split of ``eval_splits`` (decode a seq2seq model; classify pairs through the
+    pair ``collator``); writes ``predictions_<split>.jsonl``; returns the split summaries (the same on every
+    process)."""
     from accelerate import PartialState
 
-    from ..scoring import score_rows, summarize, write_predictions
-    from .decode import decode
+    from ..scoring import summarize, write_predictions
 
     metric, groups = resolve_metric(exp), category_groups(exp)
-    max_length = args.generation_max_length or exp.max_positions
     main_process = PartialState().is_main_process
     splits: dict = {}
     for split in exp.eval_splits:
@@ -282,17 +293,47 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
             logger.warning("seed %d: dataset has no %s split; skipped", args.seed, split)
             continue
         rows = subset(raw[split], exp.max_eval_samples)
-        logger.info("seed %d: decoding %s (%d rows)", args.seed, split, len(rows))
+        logger.info("seed %d: predicting %s (%d rows)", args.seed, split, len(rows))
         started = time.perf_counter()
-        predictions = decode(model, tokenizer, list(rows["input"]), max_length, args.per_device_eval_batch_size,
-                             cpu_bf16, exp.max_positions, args.generation_num_beams or 1, desc=f"decoding {split}")
-        records = score_rows(predictions, rows["output"], rows["category"], metric, inputs=rows["input"])
+        if metric == "classification":
+            records = _classified(model, collator, rows, args, cpu_bf16, split)
+        else:
+            records = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split)
         if main_process:
             write_predictions(seed_dir / f"predictions_{split}.jsonl", records)
         splits[split] = summarize(records, metric, groups)
-        splits[split]["loss"] = None  # decoding computes no loss
+        splits[split]["loss"] = None  # prediction computes no loss
         splits[split]["runtime_s"] = round(time.perf_counter() - started, 2)
     return splits
+
+
+def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str) -> list[dict]:
+    from ..scoring import score_rows
+    from .decode import decode
+
+    predictions = decode(model, tokenizer, list(rows["input"]), args.generation_max_length or exp.max_positions,
+                         args.per_device_eval_batch_size, cpu_bf16, exp.max_positions,
+                         args.generation_num_beams or 1, desc=f"decoding {split}")
+    return score_rows(predictions, rows["output"], rows["category"], resolve_metric(exp), inputs=rows["input"])
+
+
+def _classified(model, collator, rows, args, cpu_bf16: bool, split: str) -> list[dict]:
+    from ..scoring import score_pairs
+    from .decode import classify
+
+    listed = rows.to_list()
+    probabilities = classify(model, collator, listed, args.per_device_eval_batch_size, cpu_bf16,
+                             desc=f"classifying {split}")
+    return score_pairs(probabilities, listed)
+
+
+def pair_collator(exp, tokenizer, model):
+    """The collator of a classification run: pairs annotated by the config's annotator, with structure tokens
+    as the model was built to read them."""
+    from .data import PairCollator, pair_annotator
+
+    return PairCollator(tokenizer, pair_annotator(exp), structure_tokens=model.config.structure_tokens,
+                        max_length=model.config.max_position_embeddings)
 
 
 def finish_seed(accelerator, seed_dir: Path, record: RunRecord, training: bool) -> dict:

@@ -97,6 +97,22 @@ class BaselineTrainer(Seq2SeqTrainer):
         return scores
 
 
+class ClassifierTrainer(BaselineTrainer):
+    """The trainer of the (input, candidate) classifiers: the same options and curves, scored by ROC AUC of
+    the classifier's probabilities on the fixed curve samples."""
+
+    def _curve_scores(self, model, split: str, rows, prefix: str) -> dict[str, float]:
+        from ..scoring import score_pairs
+        from .decode import classify
+
+        listed = [dict(zip(rows.column_names, values, strict=True)) for values in zip(*rows.to_dict().values(),
+                                                                                       strict=True)]
+        probabilities = classify(model, self.data_collator, listed, self.args.per_device_eval_batch_size,
+                                 self.cpu_bf16, shared=False)
+        summary = summarize(score_pairs(probabilities, listed), "classification", self.category_groups)
+        return {f"{prefix}_{split}_roc_auc": summary["roc_auc"], f"{prefix}_{split}_accuracy": summary["accuracy"]}
+
+
 def source_gap(model, batches, bf16: bool = False) -> tuple[float, float]:
     """(loss with the true sources, loss with every row given another row's source) on fixed ``batches``.
 

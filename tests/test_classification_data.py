@@ -1,0 +1,190 @@
+"""The compositional classification configs (recogs_pos_cls, cfq_mcd1_cls, sygns_systematicity_one_cls):
+splits, columns, the hold-out rule, and the random negatives' filters on every row."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+
+import pytest
+
+import hf_recogs
+from hf_recogs.benchmarks import classification as C
+from hf_recogs.logical_forms import sem_verdict
+from hf_recogs.registry import get_config
+
+CLS = {"recogs_pos_cls": "recogs_pos", "cfq_mcd1_cls": "cfq_mcd1",
+       "sygns_systematicity_one_cls": "sygns_systematicity_one"}
+COLUMNS = ["input", "candidate", "category", "label", "negative_source", "negative_score", "source_row"]
+
+
+def _groups(rows):
+    """The rows of each source row in output order: [(positive, [negatives])]."""
+    out = []
+    for row in rows:
+        if row["label"] == 1:
+            out.append((row, []))
+        else:
+            assert out and out[-1][0]["source_row"] == row["source_row"], "a negative must follow its positive"
+            out[-1][1].append(row)
+    return out
+
+
+def _check_split(rows, source_rows, split, same, key, per_row=3):
+    """Positives are the source rows in order; negatives follow their positive, come from the split's pool and
+    are equivalent neither to it nor to each other."""
+    groups = _groups(rows)
+    expected = C.split_rows(source_rows, split)
+    assert [p["source_row"] for p, _ in groups] == expected
+    pool = {source_rows[i]["output"] for i in expected}
+    for positive, negatives in groups:
+        src = source_rows[positive["source_row"]]
+        assert (positive["input"], positive["candidate"], positive["category"]) == (
+            src["input"], src["output"], src["category"])
+        assert positive["negative_source"] == "" and positive["negative_score"] is None
+        assert len(negatives) <= per_row
+        keys = [key(positive["candidate"])]
+        for neg in negatives:
+            assert (neg["input"], neg["category"]) == (positive["input"], positive["category"])
+            assert neg["negative_source"] == "random" and neg["negative_score"] is None
+            assert neg["candidate"] in pool, "a negative from another split"
+            k = key(neg["candidate"])
+            assert not any(same(k, other) for other in keys), (positive["input"], neg["candidate"])
+            keys.append(k)
+    return groups
+
+
+# ---- without data ----------------------------------------------------------------------------------------
+
+
+def test_configs_are_declared_as_classification_data():
+    for name, source in CLS.items():
+        cfg, src = get_config(name), get_config(source)
+        assert cfg.metric == "classification" and cfg.family == src.family + "_cls"
+        assert cfg.license == src.license and cfg.citations == (*src.citations, "kim2021structure")
+        assert cfg.category_groups is src.category_groups
+        assert cfg.splits[:2] == ("train", "train_holdout") and set(cfg.splits) - {"train_holdout"} == set(src.splits)
+        assert [p.name for p in cfg.params] == ["negatives", "seed", "per_row"]
+        assert cfg.resolve_params({}) == {"negatives": "random", "seed": 0, "per_row": 3}
+    assert get_config("recogs_pos_cls").splits[-1] == "gen"
+    from hf_recogs.builder import features
+    from hf_recogs.citations import bibtex
+
+    assert list(features(get_config("recogs_pos_cls"))) == COLUMNS
+    assert "Kim, Juyong and Ravikumar, Pradeep and Ainslie, Joshua" in bibtex("kim2021structure")
+    with pytest.raises(ValueError, match="per_row=4 must be between 1 and 3"):
+        get_config("cfq_mcd1_cls").resolve_params({"per_row": 4})
+
+
+def test_model_negatives_are_a_one_line_error():
+    for load in (lambda: list(get_config("recogs_pos_cls").rows("validation", negatives="model")),
+                 lambda: hf_recogs.load_dataset("sygns_systematicity_one_cls", negatives="model")):
+        with pytest.raises(ValueError, match="negatives='model' are not generated yet") as err:
+            load()
+        assert "\n" not in str(err.value) and "negatives='random'" in str(err.value)
+
+
+def test_holdout_is_a_fixed_five_percent_of_train():
+    rows = [{"output": str(i)} for i in range(1001)]
+    held, kept = C.split_rows(rows, "train_holdout"), C.split_rows(rows, "train")
+    assert len(held) == 1001 // 20 == 50 and held == sorted(held) == C.holdout_rows(1001)
+    assert sorted(held + kept) == list(range(1001)) and not set(held) & set(kept)
+    assert C.split_rows(rows, "gen") == list(range(1001))
+
+
+def test_sparql_equivalence_is_query_type_and_set_of_clauses():
+    q = "SELECT DISTINCT ?x0 WHERE { ?x0 a film.actor . ?x0 film.actor.film M1 . FILTER ( ?x0 != M1 ) }"
+    reordered = "SELECT DISTINCT ?x0 WHERE { FILTER ( M1 != ?x0 ) . ?x0 film.actor.film M1 . ?x0 a film.actor }"
+    repeated = q.replace("{ ", "{ ?x0 a film.actor . ")
+    assert C.sparql_key(q) == C.sparql_key(reordered) == C.sparql_key(repeated)
+    assert C.sparql_key(q) != C.sparql_key(q.replace("SELECT DISTINCT ?x0", "SELECT count ( * )"))
+    assert C.sparql_key(q) != C.sparql_key(q.replace("film.actor.film M1", "film.actor.film M2"))
+    assert C.sparql_key("not a query") == ("not a query", frozenset())
+
+
+def test_random_negatives_redraw_collisions_and_then_keep_fewer():
+    outputs = ["a"] * 5 + ["b", "c"]  # "a" rows can get only b and c, a "b" row only a and c
+    stats = C.DrawStats()
+    drawn = C.random_negatives(outputs, C.string_key, C.equal, 3, random.Random(0), stats)
+    for i, negs in enumerate(drawn):
+        kinds = [outputs[j] for j in negs]
+        assert outputs[i] not in kinds and len(set(kinds)) == len(kinds)
+    assert max(map(len, drawn)) == 2 and stats.short == len(outputs) and stats.redraws > 0
+    assert stats.draws <= C.MAX_DRAWS_PER_ROW * len(outputs)
+
+
+def test_sem_equivalence_filters_renamed_indices():
+    assert C.sem_same("cat ( 1 ) ; smile ( 2 ) AND agent ( 2 , 1 )", "cat ( 5 ) ; smile ( 7 ) AND agent ( 7 , 5 )")
+    assert not C.sem_same("cat ( 1 ) ; smile ( 2 ) AND agent ( 2 , 1 )", "dog ( 1 ) ; smile ( 2 ) AND agent ( 2 , 1 )")
+
+
+def test_sygns_pilot_filters_and_determinism():
+    cfg, source = get_config("sygns_systematicity_one_cls"), get_config("sygns_systematicity_one")
+    source_rows = list(source.rows("validation"))
+    rows = list(cfg.rows("validation"))
+    _check_split(rows, source_rows, "validation", C.equal, C.string_key)
+    assert rows == list(cfg.rows("validation", seed=0))
+    other = list(cfg.rows("validation", seed=1))
+    assert [r for r in other if r["label"] == 1] == [r for r in rows if r["label"] == 1] and other != rows
+    one = list(cfg.rows("validation", per_row=1))
+    assert Counter(r["label"] for r in one) == {1: 1200, 0: 1200}
+
+
+# ---- from the mirror -------------------------------------------------------------------------------------
+
+
+@pytest.mark.mirror
+def test_recogs_pos_cls_loads_and_every_row_keeps_the_filters(mirror, tmp_path):
+    loaded = hf_recogs.load_dataset("recogs_pos_cls", cache_dir=str(tmp_path / "c"))
+    assert list(loaded) == ["train", "train_holdout", "validation", "test", "gen"]
+    assert loaded["validation"].column_names == COLUMNS
+    source = get_config("recogs_pos")
+    positives = {}
+    for split, ds in loaded.items():
+        source_rows = list(source.rows(C._source_split(split)))
+        rows = ds.to_list()
+        groups = _check_split(rows, source_rows, split, lambda a, b: sem_verdict(a, b) is not False, C.sem_key)
+        positives[split] = len(groups)
+        assert Counter(len(n) for _, n in groups) == {3: len(groups)}  # collisions are rare: none ran short
+    assert positives == {"train": 27227 - 27227 // 20, "train_holdout": 27227 // 20, "validation": 3000,
+                         "test": 3000, "gen": 21000}
+    per_category = defaultdict(int)
+    for row in loaded["gen"]:
+        per_category[row["category"]] += row["label"]
+    assert len(per_category) == 21 and set(per_category.values()) == {1000}
+
+
+@pytest.mark.mirror
+def test_recogs_pos_cls_through_the_bare_name_is_deterministic(mirror, tmp_path, monkeypatch):
+    import datasets
+
+    monkeypatch.chdir(tmp_path)
+    ds = datasets.load_dataset("hf_recogs", "recogs_pos_cls", split="validation", cache_dir=str(tmp_path / "c"))
+    assert ds.to_list() == list(get_config("recogs_pos_cls").rows("validation"))
+    again = hf_recogs.load_dataset("recogs_pos_cls", split="validation", seed=3, cache_dir=str(tmp_path / "d"))
+    assert again["candidate"] != ds["candidate"] and again.filter(lambda r: r["label"] == 1)["candidate"] == (
+        ds.filter(lambda r: r["label"] == 1)["candidate"])
+
+
+@pytest.mark.mirror
+def test_cfq_mcd1_cls_sizes_and_filters(mirror):
+    cfg, source = get_config("cfq_mcd1_cls"), get_config("cfq_mcd1")
+    sizes = {}
+    for split in cfg.splits:
+        source_rows = list(source.rows(C._source_split(split)))
+        groups = _check_split(list(cfg.rows(split)), source_rows, split, C.equal, C.sparql_key)
+        sizes[split] = len(groups)
+    # the paper's hold-out rule gives its sizes: 95,743 → 90,956 + 4,787
+    assert sizes == {"train": 90_956, "train_holdout": 4_787, "validation": 11_968, "test": 11_968}
+
+
+def test_seq2seq_scoring_refuses_classification_configs(tmp_path):
+    """Scoring the candidates as seq2seq outputs would read every negative as a wrong prediction."""
+    from hf_recogs import scoring
+    from hf_recogs.cli import CliError, score_file
+
+    with pytest.raises(ValueError, match="score_pairs"):
+        scoring.score_rows(["a"], ["a"], metric="classification")
+    with pytest.raises(CliError, match="recogs_pos_cls is a classification config") as err:
+        score_file(tmp_path / "none.jsonl", "recogs_pos_cls", "validation")
+    assert "\n" not in str(err.value)

@@ -1,0 +1,122 @@
+"""train.py on (input, candidate) classification rows: the structure-masked classifier trains through the same
+pipeline as the seq2seq baselines, writes every row's probability, and scores ROC AUC / accuracy / F1 per split,
+category and kind of negative. A synthetic task (no mirror): a negative candidate carries a word no positive has,
+so a classifier that learns anything separates them."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from hf_recogs.train import ConfigError, main, parse_args
+
+TINY = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32}
+
+
+def write_pairs(folder: Path, seed: int = 0) -> dict[str, str]:
+    rng = random.Random(seed)
+    files = {}
+    for split, n in (("train", 240), ("validation", 40), ("test", 40)):
+        path = folder / f"{split}.jsonl"
+        with open(path, "w") as f:
+            for i in range(n):
+                words = [rng.choice("abcdef") for _ in range(rng.randint(2, 4))]
+                label = i % 2
+                candidate = words if label else [*words[:-1], "z"]
+                f.write(json.dumps({"input": " ".join(words), "candidate": " ".join(candidate), "label": label,
+                                    "category": "short" if len(words) < 4 else "long",
+                                    "negative_source": "" if label else "random"}) + "\n")
+        files[split] = str(path)
+    return files
+
+
+def write_config(folder: Path, **extra) -> Path:
+    import yaml
+
+    config = {"data_files": write_pairs(folder), "metric": "classification", "arch": "structure_encoder",
+              "model_overrides": {**TINY, "attention": "none"}, "max_positions": 32, "seeds": [3],
+              "learning_rate": 3.0e-3, "per_device_train_batch_size": 16, "per_device_eval_batch_size": 32,
+              "num_train_epochs": 6, "warmup_steps": 0.1, "logging_steps": 5, "save_strategy": "no",
+              "report_to": "none", "cpu_threads": 1, "eval_splits": ["validation", "test"],
+              "output_dir": str(folder / "out"), **extra}
+    path = folder / "pairs.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def test_a_classifier_trains_and_scores_every_row(tmp_path):
+    from sklearn.metrics import roc_auc_score
+    from transformers import AutoModelForSequenceClassification
+
+    cfg = write_config(tmp_path)
+    assert main([str(cfg)]) == 0
+    seed_dir = tmp_path / "out" / "seed_3"
+    res = json.loads((seed_dir / "results.json").read_text())
+    test = res["splits"]["test"]
+    assert res["metric"] == "classification" and test["primary"] == "roc_auc"
+    assert test["roc_auc"] > 0.9, test  # the task is learnable: the classifier learnt it
+    rows = [json.loads(line) for line in (seed_dir / "predictions_test.jsonl").open()]
+    assert len(rows) == 40 and all(0.0 <= r["probability"] <= 1.0 for r in rows)
+    # anyone can recompute the AUC from the predictions file
+    assert roc_auc_score([r["label"] for r in rows], [r["probability"] for r in rows]) == pytest.approx(test["roc_auc"])
+    assert set(test["per_category"]) == {"short", "long"} and set(test["per_negative_kind"]) == {"random"}
+    assert AutoModelForSequenceClassification.from_pretrained(seed_dir).config.attention == "none"
+    card = (seed_dir / "README.md").read_text()
+    assert "pipeline_tag: text-classification" in card and "| test | negatives: random | 40 |" in card
+    assert "AutoModelForSequenceClassification" in card and "generate(" not in card
+    # evaluation only gives the same probabilities
+    assert main([str(cfg), "do_train=false", f"model_name_or_path={seed_dir}", f"output_dir={tmp_path / 'ev'}",
+                 "eval_splits=[test]"]) == 0
+    again = [json.loads(line) for line in (tmp_path / "ev" / "evaluation" / "predictions_test.jsonl").open()]
+    assert [r["probability"] for r in again] == pytest.approx([r["probability"] for r in rows], abs=1e-5)
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    ({"arch": "transformer"}, "is a seq2seq model; (input, candidate) classification trains structure_encoder"),
+    ({"metric": "sem"}, "is a classifier; it trains on a classification config"),
+    ({"data_order": "grouped"}, None),
+])
+def test_a_model_of_the_other_task_is_one_line(tmp_path, extra, needle, capsys):
+    cfg = write_config(tmp_path, **extra)
+    if needle is None:  # found when the seed starts, before any training
+        assert main([str(cfg)]) == 2
+        assert "data_order grouped sorts seq2seq rows by length" in capsys.readouterr().err
+        return
+    with pytest.raises(ConfigError) as info:
+        parse_args([str(cfg)])
+    assert needle in str(info.value)
+
+
+@pytest.mark.mirror
+def test_recogs_pos_cls_trains_with_its_structure(tmp_path, mirror):
+    """The catalogue's classification config with its own annotator: trees and links reach the hard mask, and
+    the run records each split's AUC per kind of negative."""
+    from hf_recogs.train.data import annotator_of
+
+    source, candidate, links = annotator_of("recogs_pos_cls")("A cat smiled .", "cat ( 1 ) ; smile ( 2 )")
+    assert source.tokens[source.n_words:] and candidate.root is not None and (1, 2) in links  # cat ↔ its index
+    cfg = write_config(tmp_path, data_files=None, dataset="recogs_pos_cls", metric="auto", num_train_epochs=1,
+                       max_train_samples=200, max_eval_samples=60, max_positions=128,
+                       eval_splits=["train_holdout", "gen"],
+                       model_overrides={**TINY, "attention": "both"})
+    assert main([str(cfg)]) == 0
+    res = json.loads((tmp_path / "out" / "seed_3" / "results.json").read_text())
+    assert set(res["splits"]) == {"train_holdout", "gen"} and res["metric"] == "classification"
+    gen = res["splits"]["gen"]
+    assert gen["n"] == 60 and set(gen["per_negative_kind"]) == {"random"} and "structural" in gen["groups"]
+
+
+@pytest.mark.mirror
+def test_every_declared_annotator_resolves_and_never_fails_on_a_bad_candidate(mirror):
+    """(The COGS annotator learns its verb lexicon from recogs_pos train, hence the mirror.)"""
+    from hf_recogs.registry import all_configs
+    from hf_recogs.train.data import annotator_of
+
+    declared = {name: cfg for name, cfg in all_configs().items() if cfg.structure}
+    assert set(declared) >= {"recogs_pos_cls", "cfq_mcd1_cls"}
+    for name in declared:
+        source, candidate, links = annotator_of(name)("a b c", "( ) not a parse }")
+        assert candidate.tokens == ("(", ")", "not", "a", "parse", "}") and candidate.root is None, name
