@@ -5,9 +5,12 @@ One module per stage, in the order a run goes through them:
 - ``arguments``: the options (:class:`ExperimentArguments` + ``Seq2SeqTrainingArguments``) and their language
   (YAML file, then ``key=value`` / ``--key value`` overrides), one-line :class:`ConfigError` for any mistake;
 - ``hardware``: CPU threads, native bf16;
-- ``data``: the config's splits (or JSON-lines ``data_files``), subsets, the vocabulary, tokens;
-- ``trainer``: ``BaselineTrainer`` (a ``Seq2SeqTrainer``) and its callbacks (source gap, training clock);
-- ``decode``: predictions for a split, one path for one process and DDP;
+- ``data``: the config's splits (or JSON-lines ``data_files``), subsets, the vocabulary, tokens, and for
+  (input, candidate) classification the ``PairCollator`` that annotates and lays out each pair;
+- ``trainer``: ``BaselineTrainer`` (a ``Seq2SeqTrainer``), ``ClassifierTrainer``, and their callbacks (source gap,
+  training clock);
+- ``decode``: predictions for a split (decoding, or a classifier's probabilities), one path for one process and
+  DDP;
 - ``record``: :class:`RunRecord`, the schema of ``results.json``;
 - ``run``: ``main`` — the stages above, seed by seed, then the report (``hf_recogs.report``).
 

@@ -6,6 +6,9 @@ The stages, in the order ``main`` calls them::
     → save) → evaluate_splits (decode → score_rows → summarize) → RunRecord.write → write_run_report
     → write_aggregate over the seeds → push (optional)
 
+A classification config (its metric is ``classification``: (input, candidate, label) rows) takes the same
+stages with a classifier: the rows stay text, ``PairCollator`` annotates and lays out each pair,
+``ClassifierTrainer`` trains, and ``evaluate_splits`` classifies (``classify → score_pairs``) instead of decoding.
 ``do_train=false`` runs only the evaluation stages on a saved model (``evaluate_saved_model``).
 """
 
