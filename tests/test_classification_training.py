@@ -120,3 +120,25 @@ def test_every_declared_annotator_resolves_and_never_fails_on_a_bad_candidate(mi
     for name in declared:
         source, candidate, links = annotator_of(name)("a b c", "( ) not a parse }")
         assert candidate.tokens == ("(", ")", "not", "a", "parse", "}") and candidate.root is None, name
+
+
+@pytest.mark.mirror
+def test_readme_classification_command_through_the_launcher(tmp_path, mirror):
+    """README's training command for the classification configs, through the launcher, on a small slice (the
+    shipped config trains 20k steps): the config file itself, with only sizes overridden."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1",
+           "--mixed_precision", "no", "--dynamo_backend", "no", str(root / "train.py"),
+           str(root / "configs" / "recogs_pos_cls_structure.yaml"), f"output_dir={tmp_path}", "seeds=[42]",
+           "max_steps=4", "per_device_train_batch_size=8", "max_train_samples=64", "max_eval_samples=16",
+           "eval_splits=[gen]", "eval_strategy=no", "save_strategy=no", "cpu_threads=1",
+           "model_overrides={attention: both, num_hidden_layers: 1}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                          env=dict(os.environ, HF_RECOGS_MIRROR=str(mirror)))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads((tmp_path / "seed_42" / "results.json").read_text())
+    assert res["dataset"] == "recogs_pos_cls" and res["splits"]["gen"]["n"] == 16

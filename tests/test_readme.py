@@ -64,6 +64,13 @@ RUN_BY: dict[str, tuple[str, ...]] = {
     "hf-recogs publish ": ("tests/test_training.py::test_publish_run_to_results_folder",
                            "tests/test_cli.py::test_publish_errors_are_one_line_from_the_cli_and_the_module"),
     "hf-recogs push ": ("tests/test_model_push.py::test_push_roundtrip_lstm",),
+    "python -c \"import hf_recogs; print(hf_recogs.load_dataset('recogs_pos_cls'": (
+        "tests/test_classification_data.py::test_recogs_pos_cls_loads_and_every_row_keeps_the_filters",
+    ),
+    "accelerate launch train.py configs/recogs_pos_cls_structure.yaml": (
+        "tests/test_classification_training.py::test_readme_classification_command_through_the_launcher",
+        "tests/test_training.py::test_paper_configs_parse",
+    ),
     "python -m hf_recogs.report.results_page": (
         "tests/test_results_page.py::test_committed_page_equals_the_generated_one",
         "tests/test_results_page.py::test_check_reports_a_stale_page_in_one_line",
