@@ -17,9 +17,16 @@ polarity), VF (the same, through VF -> FOL), DRS (exact clause matching). Caches
 level. ``--full`` also scores the whole 38,000-row systematicity test split at all three levels with
 ``--procs`` worker processes (the goal: under 2 minutes on 2 cores).
 
+``--drs-worst`` times the DRS clause matching at its worst, under its work budget: random clause graphs of
+60 to 480 clauses a side, and a 600-clause prediction (a deepest productivity gold repeated with fresh
+variables, as a model that loops emits) against that gold. Where it takes under a minute, the behaviour before
+the budget counted work (500 search nodes of unbounded work, then z3 with 20,000,000 resource units and no
+cap on the problem size) is timed in the same run, and the ratio printed.
+
     python bench/sygns_eval_bench.py --rows 2000
     python bench/sygns_eval_bench.py --rows 500 --deep-rows 200
     python bench/sygns_eval_bench.py --full --procs 2
+    python bench/sygns_eval_bench.py --drs-worst
 """
 
 from __future__ import annotations
@@ -209,13 +216,89 @@ def full_split(procs: int, words: list[str]) -> None:
     print(f"  all three levels: {total:.1f} s")
 
 
+def _random_drs(rng: random.Random, n_clauses: int) -> str:
+    """A well-formed random clause graph: a quarter REF clauses, the rest predicates, relations and NOT."""
+    n_refs, n_boxes = max(1, n_clauses // 4), max(1, n_clauses // 8)
+    while True:
+        clauses = [f"b{rng.randint(1, n_boxes)} REF x{i}" for i in range(1, n_refs + 1)]
+        for _ in range(n_clauses - n_refs):
+            kind, b = rng.random(), f"b{rng.randint(1, n_boxes)}"
+            if kind < 0.4:
+                clauses.append(f"{b} {rng.choice(['cat', 'dog'])} x{rng.randint(1, n_refs)}")
+            elif kind < 0.8:
+                clauses.append(f"{b} like x{rng.randint(1, n_refs)} x{rng.randint(1, n_refs)}")
+            else:
+                clauses.append(f"{b} NOT b{rng.randint(1, n_boxes)}")
+        text = " [SEP] ".join(clauses)
+        try:
+            E.parse_drs(text)
+            return text
+        except E.Malformed:
+            continue
+
+
+def _looping(gold: str, n_clauses: int) -> str:
+    """``gold`` repeated with fresh variables for each copy, cut at ``n_clauses`` whole copies or more."""
+    clauses = [c.split() for c in gold.split(" [SEP] ")]
+    out, copy = [], 0
+    while len(out) < n_clauses:
+        out += [" ".join(f"{t[0]}{int(t[1:]) + 1000 * copy}" if re.fullmatch(r"[bx]\d+", t) else t for t in c)
+                for c in clauses]
+        copy += 1
+    return " [SEP] ".join(out)
+
+
+def _old_drs(gold: str, pred: str) -> tuple[int, bool]:
+    """The clause matching before its budget counted work: 500 nodes, then z3 with 20M units, no size cap."""
+    g, p = E._Side(tuple(E.parse_drs(gold))), E._Side(tuple(E.parse_drs(pred)))
+    try:
+        return E._match_count(g, p, 10**18, node_budget=500), True
+    except E._OutOfNodes as out:
+        return E._optimize_match(g, p, out.args[0], 20_000_000)
+
+
+def drs_worst(old_up_to: int = 240) -> None:
+    """The DRS worst cases under the budget, and (up to ``old_up_to`` clauses a side) the old behaviour."""
+    rng = random.Random(0)
+    deepest = max(_rows("sygns_productivity", 500, depth=4), key=lambda r: len(r["drs"].split(" [SEP] ")))["drs"]
+    cases = [(f"random {n} vs {n} clauses", _random_drs(rng, n), _random_drs(rng, n), n <= old_up_to)
+             for n in (60, 120, 240, 480)]
+    cases.append((f"600-clause loop vs a {len(deepest.split(' [SEP] '))}-clause gold", deepest,
+                  _looping(deepest, 600), True))
+    print(f"\nDRS worst cases: budget {E.DRS_SEARCH_BUDGET:,} units, then z3 up to {E.DRS_OPTIMIZE_MAX_TERMS:,} "
+          f"variables and {E.DRS_OPTIMIZE_RLIMIT:,} resource units")
+    worst = 0.0
+    for title, gold, pred, old in cases:
+        E._drs_cached.cache_clear()
+        t0 = time.perf_counter()
+        out = E.drs_match(gold, pred)
+        ours = time.perf_counter() - t0
+        worst = max(worst, ours)
+        line = (f"  {title:<40} ours {ours:6.2f} s  matched {out['matched']:>3}"
+                f"{' (undecided)' if out.get('unproven') else ''}")
+        if old:
+            t0 = time.perf_counter()
+            matched, proven = _old_drs(gold, pred)
+            before = time.perf_counter() - t0
+            line += f"   before {before:6.2f} s  matched {matched:>3}{'' if proven else ' (unproven)'}  " \
+                    f"ratio {before / ours:5.1f}x"
+        else:
+            line += "   before: not run (over 5 minutes)"
+        print(line, flush=True)
+    print(f"  worst case under the budget: {worst:.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=2000, help="systematicity_one test rows (default 2000)")
     ap.add_argument("--deep-rows", type=int, default=500, help="depth-4 productivity test rows (default 500)")
     ap.add_argument("--full", action="store_true", help="also score the whole 38,000-row test split")
     ap.add_argument("--procs", type=int, default=2, help="worker processes for --full (default 2)")
+    ap.add_argument("--drs-worst", action="store_true", help="only time the DRS worst cases, ours and before")
     args = ap.parse_args()
+    if args.drs_worst:
+        drs_worst()
+        return
 
     from hf_recogs.benchmarks import sygns_semantics as sem
 

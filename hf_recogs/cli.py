@@ -10,9 +10,10 @@
     hf-recogs export build … / hf-recogs export push …   the parquet Hub export (hf_recogs.publish.dataset_export)
 
 A predictions file is JSONL with one object per row of the split, in the split's order, with a
-``prediction`` field (and optionally ``input``: then every row's input must equal the split's), or TSV/plain
-text with one prediction per line (a TSV line ``input<TAB>prediction`` is checked the same way); any of them may
-be gzipped (``.jsonl.gz``, as in ``results/``). COGS-family gen scores also list the recursion categories per
+``prediction`` field (and ``input`` on every row or none: with it, every row's input must equal the split's), or
+TSV/plain text with one prediction per line (a TSV line ``input<TAB>prediction`` is checked the same way; plain
+text cannot be, and ``score`` says so); any of them may be gzipped (``.jsonl.gz``, as in ``results/``). The
+kind is read from the content, not the file name. COGS-family gen scores also list the recursion categories per
 depth. Errors are one line on stderr with exit status 2 (status 1 from ``push`` and ``export``, as their
 modules give it).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -90,43 +92,74 @@ def cmd_show(args) -> int:
 
 def read_predictions(path: Path) -> tuple[list[str], list[str] | None]:
     """(predictions, inputs or None) from a JSONL, TSV or plain-text predictions file, gzipped or not (the
-    ``predictions_<split>.jsonl.gz`` of published runs)."""
-    if not path.is_file():
-        raise CliError(f"{path}: no such predictions file")
-    data = path.read_bytes()
-    kind = path.suffix
-    if kind == ".gz":
-        kind = Path(path.stem).suffix
+    ``predictions_<split>.jsonl.gz`` of published runs). What a file is comes from its content, not its name:
+    gzip by its magic bytes, JSONL when its first line is a JSON object (or the name ends in .jsonl/.json).
+    Lines end at ``\n`` only (a form feed or a Unicode line separator inside a prediction stays in it), and a
+    byte-order mark is dropped. Inputs are given on every row or none: a partial set is refused, since the
+    rows without one could not be checked."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such predictions file") from None
+    except OSError as exc:
+        raise CliError(f"{path}: cannot be read ({exc.strerror}); check its name and permissions") from None
+    name = path.name.removesuffix(".gz")
+    if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error):  # not gzip, cut short, or damaged inside
+        except (OSError, EOFError, zlib.error):  # cut short, or damaged inside
             raise CliError(f"{path}: not a complete gzip file; gzip it again or give the plain file") from None
     try:
-        lines = data.decode("utf-8").splitlines()
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise CliError(f"{path}: not UTF-8 text; write predictions as UTF-8 JSONL or TSV") from None
-    if kind in (".jsonl", ".json"):
-        predictions, inputs = [], []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise CliError(f"{path}: line {number} is not JSON; one object per line, e.g. "
-                               '{"prediction": "..."}') from None
-            if not isinstance(row, dict) or not isinstance(row.get("prediction"), str):
-                raise CliError(f'{path}: line {number} needs a string "prediction" field')
-            predictions.append(row["prediction"])
-            inputs.append(row.get("input"))
-        return predictions, inputs if all(isinstance(i, str) for i in inputs) else None
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if lines and lines[-1] == "":  # the newline that ends the last line
+        lines.pop()
+    first = next((line for line in lines if line.strip()), "")
+    if name.endswith((".jsonl", ".json")) or _is_json_object(first):
+        return _read_jsonl(path, lines)
     rows = [line.split("\t") for line in lines]
-    if rows and all(len(r) == 2 for r in rows):
-        return [r[1] for r in rows], [r[0] for r in rows]
-    if any(len(r) > 1 for r in rows):
-        raise CliError(f"{path}: a TSV line has {max(len(r) for r in rows)} columns; use 'input<TAB>prediction' "
-                       "or one prediction per line")
-    return lines, None
+    if not any(len(r) > 1 for r in rows):
+        return lines, None
+    while rows and rows[-1] == [""]:  # blank lines that end a TSV file
+        rows.pop()
+    for number, r in enumerate(rows, 1):
+        if len(r) != 2:
+            what = "is blank" if r == [""] else f"has {len(r)} columns"
+            raise CliError(f"{path}: line {number} {what}; a TSV file has 'input<TAB>prediction' on every line")
+    return [r[1] for r in rows], [r[0] for r in rows]
+
+
+def _is_json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
+def _read_jsonl(path: Path, lines: list[str]) -> tuple[list[str], list[str] | None]:
+    predictions, inputs, missing = [], [], []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise CliError(f"{path}: line {number} is not JSON; one object per line, e.g. "
+                           '{"prediction": "..."}') from None
+        if not isinstance(row, dict) or not isinstance(row.get("prediction"), str):
+            raise CliError(f'{path}: line {number} needs a string "prediction" field')
+        predictions.append(row["prediction"])
+        inputs.append(row.get("input"))
+        if not isinstance(row.get("input"), str):
+            missing.append(number)
+    if not missing:
+        return predictions, inputs
+    if len(missing) == len(predictions):
+        return predictions, None
+    raise CliError(f'{path}: line {missing[0]} has no string "input" field while other lines have one; give an '
+                   "input on every line (then the split's order is checked) or on none")
 
 
 def score_file(path: Path, config: str, split: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -152,13 +185,24 @@ def score_file(path: Path, config: str, split: str, params: dict[str, Any] | Non
     declared = get_config(config)
     records = score_rows(predictions, data["output"], data["category"], declared.metric, inputs=data["input"])
     return {"config": config, "split": split, "params": params or {}, "metric": declared.metric,
-            **summarize(records, declared.metric, declared.category_groups)}
+            "order_checked": inputs is not None, **summarize(records, declared.metric, declared.category_groups)}
+
+
+def _undecided(s: dict[str, Any]) -> int | None:
+    """How many pairs of a score were left undecided (counted as no match): SEM's search out of budget, a
+    SyGNS entailment direction z3 did not settle, a DRS pair whose optimum was not proven; None if the metric
+    has no such count."""
+    if "sem_undecided" in s:
+        return s["sem_undecided"]
+    fraction = s.get("undecided", s.get("counter_unproven"))
+    return None if fraction is None else round(fraction * s["n"])
 
 
 def _table(summary: dict[str, Any]) -> str:
     """The scores as aligned columns: categories (with their depths), groups, then OVERALL. The first column is
-    as wide as the longest name, so a long category name never shifts the numbers."""
-    from .scoring import percent_text
+    as wide as the longest name, so a long category name never shifts the numbers. Columns: the primary
+    score, exact match (once), SyGNS's headline level, and the undecided count where the metric has one."""
+    from .scoring import SYGNS_LABELS, percent_text, sygns_levels
 
     key = summary["primary"]
     rows = []
@@ -169,20 +213,48 @@ def _table(summary: dict[str, Any]) -> str:
     rows += [(f"[{name}]", s) for name, s in summary["groups"].items()]
     rows.append(("OVERALL", summary))
     width = max(len(name) for name in ["category", *(name for name, _ in rows)])
+    scores = [key] + ["exact_match"] * (key != "exact_match") + list(sygns_levels(summary)[:1])
+    labels = [k if k in (key, "exact_match") else SYGNS_LABELS[k] for k in scores]
+    undecided = _undecided(summary) is not None
 
     def row(name, s):
-        main, exact = (percent_text(None if v is None else 100 * v, decimals=2) for v in (s[key], s["exact_match"]))
-        return f"{name:<{width}} {s['n']:>7} {main:>12} {exact:>12}"
+        cells = [percent_text(None if s.get(k) is None else 100 * s[k], decimals=2) for k in scores]
+        if undecided:
+            cells.append(str(_undecided(s)))
+        return f"{name:<{width}} {s['n']:>7}" + "".join(f" {c:>12}" for c in cells)
 
-    header = f"{'category':<{width}} {'n':>7} {key:>12} {'exact_match':>12}"
+    header = f"{'category':<{width}} {'n':>7}" + "".join(f" {h:>12}" for h in labels + ["undecided"] * undecided)
     return "\n".join([header, *(row(name, s) for name, s in rows)])
 
 
+def _checked_json_path(path: str | None) -> Path | None:
+    """Where ``--json`` writes, checked before any scoring: a folder that exists and can be written, and not
+    a folder itself."""
+    if path is None:
+        return None
+    target = Path(path)
+    if target.is_dir():
+        raise CliError(f"--json {path}: is a folder; give a file name, e.g. --json {target / 'scores.json'}")
+    parent = target.parent
+    if not parent.is_dir():
+        raise CliError(f"--json {path}: folder {parent} does not exist; create it first or write elsewhere")
+    if not os.access(parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise CliError(f"--json {path}: cannot be written here (permissions); write elsewhere")
+    return target
+
+
 def cmd_score(args) -> int:
+    json_path = _checked_json_path(args.json)
     summary = score_file(Path(args.predictions), args.config, args.split, _params(args.param))
     print(_table(summary))
-    if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if not summary["order_checked"]:
+        print(f"order not checked: {args.predictions} has no inputs, so its rows are taken to be in the split's "
+              "order; JSONL with an 'input' on every row, or TSV 'input<TAB>prediction', is checked")
+    if json_path is not None:
+        try:
+            json_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"--json {args.json}: cannot be written ({exc.strerror}); write elsewhere") from None
         print(f"written {args.json}")
     return 0
 

@@ -33,7 +33,10 @@ clauses. This module computes all three deterministically, with no external prov
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -73,6 +76,51 @@ class Malformed(ValueError):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+
+
+# Nesting levels (brackets, negations, quantifiers; VF operators) a formula may have. The deepest SyGNS
+# formula has about 30; past the cap a prediction is malformed ("syntax": nested too deeply) whatever the
+# caller's stack depth, and below it the readers, which recurse, always have room (_with_headroom).
+MAX_NESTING = 500
+# Python frames the recursive readers and writers need at most for MAX_NESTING levels (the FOL parser takes
+# five per bracket), and a margin for z3's Python side.
+_HEADROOM = 6 * MAX_NESTING + 300
+_limit_lock = threading.Lock()
+_limit_raised = {"calls": 0, "before": 0}
+
+
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(1), 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+def _with_headroom(fn):
+    """Run ``fn`` with room for ``_HEADROOM`` more frames above the caller's, so that a verdict does not depend
+    on how deep in a stack it is asked for. The recursion limit is only ever raised, under a lock, and put back
+    by the last call that raised it."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        needed = _stack_depth() + _HEADROOM
+        if sys.getrecursionlimit() >= needed:
+            return fn(*args, **kwargs)
+        with _limit_lock:
+            if not _limit_raised["calls"]:
+                _limit_raised["before"] = sys.getrecursionlimit()
+            _limit_raised["calls"] += 1
+            sys.setrecursionlimit(max(needed, sys.getrecursionlimit()))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            with _limit_lock:
+                _limit_raised["calls"] -= 1
+                if not _limit_raised["calls"]:
+                    sys.setrecursionlimit(_limit_raised["before"])
+
+    return wrapper
 
 
 def _need_string(text: Any) -> str:
@@ -225,20 +273,49 @@ def _flat(op: str, parts) -> list:
     return out
 
 
+def _fol_nesting(tokens: list[str]) -> int:
+    """How deep the parser will nest: open brackets plus the prefix operators (``-``, quantifiers) that scope
+    over the current position."""
+    deepest = prefix = around = 0  # around: the levels of the open brackets
+    stack: list[int] = []  # per open bracket: the levels it adds
+    binder = False
+    for tok in tokens:
+        if binder:  # the variables of a quantifier, up to its dot
+            binder = tok != "."
+            continue
+        if tok == "-" or tok in _QUANTIFIERS:
+            prefix += 1
+            binder = tok in _QUANTIFIERS
+        elif tok == "(":
+            stack.append(prefix + 1)
+            around += prefix + 1
+            prefix = 0
+        elif tok == ")":
+            around -= stack.pop() if stack else 0
+            prefix = 0
+        elif tok in ("&", "|", "->", "<->"):
+            prefix = 0
+        deepest = max(deepest, around + prefix)
+    return deepest
+
+
 @lru_cache(maxsize=65_536)
 def _parse_fol_cached(text: str):
     _check_brackets(text)
     tokens = _fol_tokens(text)
+    if _fol_nesting(tokens) > MAX_NESTING:
+        raise Malformed("syntax", f"nested more than {MAX_NESTING} levels deep")
     parser = _FolParser(tokens)
     try:
         phi = parser.formula({})
-    except RecursionError:  # hundreds of nested negations or brackets: no SyGNS formula looks like that
+    except RecursionError:  # a backstop: MAX_NESTING and _with_headroom leave room for any formula read
         raise Malformed("syntax", "nested too deeply") from None
     if parser.i != len(tokens):
         raise Malformed("trailing_tokens", f"{tokens[parser.i]!r} after a complete formula")
     return phi
 
 
+@_with_headroom
 def parse_fol(text: Any):
     """The formula of a SyGNS FOL string; :class:`Malformed` (a ``ValueError``) with a reason code if it is
     not one (``not_a_string``, ``empty``, ``unbalanced_brackets``, ``unknown_token``, ``truncated``,
@@ -246,6 +323,7 @@ def parse_fol(text: Any):
     return _parse_fol_cached(_need_string(text))
 
 
+@_with_headroom
 def format_fol(phi) -> str:
     """A formula in the printing convention of the data (NLTK's): binary formulas in parentheses, nested
     conjunctions (disjunctions) flat, quantifier bodies right after the dot."""
@@ -366,6 +444,7 @@ def _as_formula(x, form: str):
     return parse_vf_fol(x) if form == "vf" else parse_fol(x)
 
 
+@_with_headroom
 def fol_entails(premise, hypothesis, *, rlimit: int = DEFAULT_RLIMIT, timeout_ms: int = DEFAULT_TIMEOUT_MS,
                 form: str = "fol") -> bool | None:
     """Whether ``premise`` entails ``hypothesis`` (SyGNS FOL strings, or parsed formulas): ``True``,
@@ -383,6 +462,7 @@ def _decide_cached(p, h, rlimit: int, timeout_ms: int) -> bool | None:
     return _decide(p, h, rlimit, timeout_ms)
 
 
+@_with_headroom
 def entailment(gold, prediction, *, form: str = "fol", rlimit: int = DEFAULT_RLIMIT,
                timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[str, bool | None]:
     """``{"g_to_p", "p_to_g", "equivalent"}`` for two formulas of ``form`` (``fol`` or ``vf``): gold entails
@@ -427,8 +507,8 @@ def _parse_vf_cached(text: str):
             return tok.lower()
         return (tok, *(term() for _ in range(arity)))
 
-    # the deepest generated VF has about 40 tokens; a cap keeps the recursion far from Python's limit
-    if len(tokens) > 500:
+    # the deepest generated VF has about 40 tokens; the cap bounds the nesting (see MAX_NESTING)
+    if len(tokens) > MAX_NESTING:
         raise Malformed("syntax", f"{len(tokens)} tokens is beyond any SyGNS form")
     out = term()
     if pos != len(tokens):
@@ -436,6 +516,7 @@ def _parse_vf_cached(text: str):
     return out
 
 
+@_with_headroom
 def parse_vf(text: Any):
     """The term of a variable-free form: a word (lower-cased ``str``) or ``(OP, arg, ...)``;
     :class:`Malformed` if it is not one."""
@@ -473,11 +554,13 @@ def _vf_fol_cached(text: str):
     return _vf_formula(_parse_vf_cached(text), (), [0])
 
 
+@_with_headroom
 def parse_vf_fol(text: Any):
     """The FOL formula (tuple form) of a variable-free form."""
     return _vf_fol_cached(_need_string(text))
 
 
+@_with_headroom
 def vf_to_fol(text: Any) -> str:
     """A variable-free form as an FOL string (the data's printing convention), e.g.
     ``EXIST ANN RUN`` -> ``exists x1.(ann(x1) & run(x1))``."""
@@ -528,6 +611,7 @@ def _vf_polarity(term, pol: str, out: list) -> None:
             _vf_polarity(t, pol, out)
 
 
+@_with_headroom
 def polarities(formula: Any, form: str = "fol") -> list[tuple[str, str]]:
     """Each content word of ``formula`` (left to right, repeats kept) with its polarity ``"up"`` or
     ``"down"`` (``"none"`` under ``<->``), by the monotonicity calculus on the formula itself. ``form`` is
@@ -543,6 +627,7 @@ def polarities(formula: Any, form: str = "fol") -> list[tuple[str, str]]:
     return out
 
 
+@_with_headroom
 def polarity_column(formula: Any, form: str = "fol") -> str:
     """The polarities written as the data's ``folpol`` (``form="fol"``) or ``vfpol`` (``form="vf"``)
     column."""
@@ -664,13 +749,15 @@ class _Side:
 
 
 class _OutOfNodes(Exception):
-    pass
+    """The branch and bound spent its budget; ``args[0]`` is the best count found so far (a lower bound)."""
 
 
-def _match_count(gold: _Side, pred: _Side, node_budget: int) -> int:
+def _match_count(gold: _Side, pred: _Side, budget: int, node_budget: int | None = None) -> int:
     """The largest number of clauses matched by a one-to-one, kind-preserving map of gold variables to
     predicted variables: an exact branch and bound; :class:`_OutOfNodes` (carrying the best count found)
-    after ``node_budget`` nodes.
+    once it has spent ``budget`` work units (or visited ``node_budget`` nodes, the old limit, kept for
+    ``bench/``). A unit is one (clause, candidate) check, charged before the check is made, so a node of a
+    large pair costs what it does: the budget bounds the time, not just the nodes.
 
     Bound at a node: the clauses already decided, plus, per clause shape, the smaller of (gold clauses still
     open that some predicted clause of their shape can match under the partial map) and (predicted clauses
@@ -701,10 +788,22 @@ def _match_count(gold: _Side, pred: _Side, node_budget: int) -> int:
                 shape_left[gold.shape[ci]] -= got
     variables = sorted({a for ci in open_clauses for a in gold.args[ci]})
     clauses_of = {v: [ci for ci in gold.occurs[v] if cand_args[ci]] for v in variables}
+    # what one call costs at most, in units: a matchable() check of clause ci tries len(cand_args[ci]) candidates
+    same_kind = {kind: sum(k == kind for k in pred.kind) for kind in set(gold.kind)}
+    candidates_cost = {v: same_kind[gold.kind[v]] * (1 + sum(len(cand_args[ci]) for ci in clauses_of[v]))
+                       for v in variables}
 
     mapping = [-1] * len(gold.vars)  # -1: not assigned yet, -2: left unmapped
     taken = [False] * len(pred.vars)
     gcol, pcol = gold.colours(), pred.colours()
+    best = [base]
+    left = [budget]
+    nodes = [0]
+
+    def spend(units: int) -> None:
+        left[0] -= units
+        if left[0] < 0:
+            raise _OutOfNodes(best[0])
 
     def matchable(ci: int) -> bool:
         gargs = gold.args[ci]
@@ -722,6 +821,7 @@ def _match_count(gold: _Side, pred: _Side, node_budget: int) -> int:
         return 0 if pc is None else min(gold.count[ci], pred.count[pc])
 
     def bound(score: int, pending: list[int]) -> int:
+        spend(len(pending) + sum(len(cand_args[ci]) for ci in pending))
         possible: dict[tuple, int] = defaultdict(int)
         for ci in pending:
             if matchable(ci):
@@ -730,6 +830,7 @@ def _match_count(gold: _Side, pred: _Side, node_budget: int) -> int:
 
     def candidates(v: int) -> list[int]:
         """Predicted variables that keep at least one clause of ``v`` matchable, best first."""
+        spend(candidates_cost[v])
         scored = []
         for w in range(len(pred.vars)):
             if taken[w] or pred.kind[w] != gold.kind[v]:
@@ -744,14 +845,12 @@ def _match_count(gold: _Side, pred: _Side, node_budget: int) -> int:
         scored.sort()
         return [w for _, _, w in scored]
 
-    best = [base]
     ceiling = bound(base, open_clauses)
-    nodes = [0]
 
     def search(score: int, pending: list[int], todo: list[int]) -> bool:
         """Depth-first; True once the ceiling is reached (nothing can beat it, the search stops)."""
         nodes[0] += 1
-        if nodes[0] > node_budget:
+        if node_budget is not None and nodes[0] > node_budget:
             raise _OutOfNodes(best[0])
         if not todo:
             best[0] = max(best[0], score)
@@ -761,6 +860,7 @@ def _match_count(gold: _Side, pred: _Side, node_budget: int) -> int:
         ws, v = min(options, key=lambda o: (len(o[0]), -len(clauses_of[o[1]]), o[1]))
         rest = [u for u in todo if u != v]
         for w in [*ws, -2]:
+            spend(len(pending))
             mapping[v] = w
             if w >= 0:
                 taken[w] = True
@@ -798,15 +898,20 @@ def drs_match(gold: Any, prediction: Any) -> dict[str, Any]:
         return {"matched": 0, "gold": len(g), "pred": n, "malformed": err.reason}
     matched, proven = _drs_cached(tuple(g), tuple(p))
     out = {"matched": matched, "gold": len(g), "pred": len(p), "malformed": None}
-    if not proven:  # only for garbage far beyond the data (see DRS_OPTIMIZE_RLIMIT): a lower bound
+    if not proven:  # undecided, only for garbage far beyond the data (see DRS_SEARCH_BUDGET): a lower bound
         out["unproven"] = True
     return out
 
 
-# Branch-and-bound nodes before the same problem goes to z3's MaxSAT engine. Near-gold predictions need a
-# few dozen nodes; the budget only matters for garbage such as random clause graphs, where z3 is faster.
-DRS_NODE_BUDGET = 500
-DRS_OPTIMIZE_RLIMIT = 20_000_000
+# The work one pair may cost, in deterministic units (not seconds, so the verdict does not depend on the
+# machine's load), as SEM's budget bounds its search. The branch and bound spends up to DRS_SEARCH_BUDGET
+# (clause checks; the deepest productivity pairs need under 70,000); then the same problem goes to z3's MaxSAT
+# engine if it has at most DRS_OPTIMIZE_MAX_TERMS variables, with DRS_OPTIMIZE_RLIMIT resource units. A pair
+# that exhausts them is undecided (``unproven``; only random clause graphs far beyond any SyGNS DRS): it keeps
+# the best count found, a lower bound. The worst case, about a second, is measured by bench/sygns_eval_bench.py.
+DRS_SEARCH_BUDGET = 2_000_000
+DRS_OPTIMIZE_MAX_TERMS = 5_000
+DRS_OPTIMIZE_RLIMIT = 5_000_000
 
 
 @lru_cache(maxsize=16_384)
@@ -816,16 +921,27 @@ def _drs_cached(gold: tuple, pred: tuple) -> tuple[int, bool]:
         return len(gold), True
     g, p = _Side(gold), _Side(pred)
     try:
-        return _match_count(g, p, DRS_NODE_BUDGET), True
+        return _match_count(g, p, DRS_SEARCH_BUDGET), True
     except _OutOfNodes as out:
-        return _optimize_match(g, p, out.args[0], DRS_OPTIMIZE_RLIMIT)
+        return _optimize_match(g, p, out.args[0], DRS_OPTIMIZE_RLIMIT, DRS_OPTIMIZE_MAX_TERMS)
 
 
-def _optimize_match(gold: _Side, pred: _Side, lower: int, rlimit: int) -> tuple[int, bool]:
+def _optimize_size(gold: _Side, pred: _Side) -> int:
+    """How many variables the MaxSAT problem of a pair has (its build time grows with them)."""
+    pred_shapes = Counter(pred.shape)
+    kinds = Counter(pred.kind)
+    return sum(pred_shapes[shape] for shape in gold.shape) + sum(kinds[k] for k in gold.kind)
+
+
+def _optimize_match(gold: _Side, pred: _Side, lower: int, rlimit: int,
+                    max_terms: int | None = None) -> tuple[int, bool]:
     """The same optimum as :func:`_match_count`, as a weighted MaxSAT problem for z3: ``m[v][w]`` (gold
     variable v maps to predicted w, at most one each way), ``y[c][p]`` (gold clause c matched to predicted p,
     which needs every argument pair mapped; at most one each way). Returns ``(best, proven)``; past ``rlimit``
-    resource units the best of ``lower`` and z3's last model, unproven."""
+    resource units the best of ``lower`` and z3's last model, unproven; ``(lower, False)`` without building it
+    when it has more than ``max_terms`` variables."""
+    if max_terms is not None and _optimize_size(gold, pred) > max_terms:
+        return lower, False
     import z3
 
     ctx = z3.Context()
@@ -891,6 +1007,7 @@ def _check_form(form: str) -> None:
         raise ValueError(f"form must be one of {', '.join(FORMS)} (or 'auto'), not {form!r}")
 
 
+@_with_headroom
 def score_pair(prediction: Any, reference: str, form: str = "fol", *, rlimit: int = DEFAULT_RLIMIT,
                timeout_ms: int = DEFAULT_TIMEOUT_MS) -> dict[str, Any]:
     """The verdicts of one prediction (JSON-serialisable). FOL and VF: ``malformed`` (reason or None),

@@ -211,3 +211,133 @@ def test_publish_errors_are_one_line_from_the_cli_and_the_module(tmp_path):
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "--checkpoint best: give 'median' or a seed number" in out.stderr
     assert not (tmp_path / "dest").exists()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What `score` reads: by content, not name; inputs on every row or none; one line for what it cannot read
+
+
+def _jsonl(rows) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+@pytest.mark.parametrize("name", ["preds.txt", "preds.gz", "preds", "preds.tsv"])
+def test_read_predictions_knows_jsonl_by_its_content(tmp_path, name):
+    """A valid JSONL file named .txt, .gz or without extension was scored line by line as raw text."""
+    from hf_recogs.cli import read_predictions
+
+    rows = [{"input": "walk", "prediction": "I_WALK"}, {"input": "run", "prediction": "I_RUN"}]
+    path = tmp_path / name
+    path.write_text(_jsonl(rows))
+    assert read_predictions(path) == (["I_WALK", "I_RUN"], ["walk", "run"])
+    path.write_bytes(gzip.compress(_jsonl(rows).encode()))  # gzipped whatever its name
+    assert read_predictions(path) == (["I_WALK", "I_RUN"], ["walk", "run"])
+
+
+def test_read_predictions_keeps_form_feeds_and_drops_a_byte_order_mark(tmp_path):
+    from hf_recogs.cli import read_predictions
+
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + _jsonl([{"prediction": "a\u2028b"}, {"prediction": "c"}]).encode())
+    assert read_predictions(path) == (["a\u2028b", "c"], None)  # not "line 1 is not JSON"
+    text = tmp_path / "preds.txt"
+    text.write_bytes("\ufeffI_WALK\nI_RUN\x0cI_JUMP\r\nI_LOOK\n".encode())
+    assert read_predictions(text) == (["I_WALK", "I_RUN\x0cI_JUMP", "I_LOOK"], None)  # 3 rows, not 4
+
+
+def test_read_predictions_tsv_blank_lines(tmp_path):
+    from hf_recogs.cli import CliError, read_predictions
+
+    path = tmp_path / "preds.tsv"
+    path.write_text("walk\tI_WALK\nrun\tI_RUN\n\n\n")  # blank lines that end the file
+    assert read_predictions(path) == (["I_WALK", "I_RUN"], ["walk", "run"])
+    path.write_text("walk\tI_WALK\n\nrun\tI_RUN\n")
+    with pytest.raises(CliError, match="line 2 is blank; a TSV file has 'input<TAB>prediction' on every line"):
+        read_predictions(path)
+    path.write_text("walk\tI_WALK\nI_RUN\n")
+    with pytest.raises(CliError, match="line 2 has 1 columns"):
+        read_predictions(path)
+
+
+def test_read_predictions_needs_inputs_on_every_row_or_none(tmp_path):
+    """One row without `input` switched the order check off for every row."""
+    from hf_recogs.cli import CliError, read_predictions
+
+    path = tmp_path / "preds.jsonl"
+    path.write_text(_jsonl([{"input": "run", "prediction": "I_RUN"}, {"prediction": "I_WALK"},
+                            {"input": "jump", "prediction": "I_JUMP"}]))
+    with pytest.raises(CliError, match='line 2 has no string "input" field while other lines have one'):
+        read_predictions(path)
+    path.write_text(_jsonl([{"prediction": "I_RUN"}, {"prediction": "I_WALK"}]))
+    assert read_predictions(path) == (["I_RUN", "I_WALK"], None)
+
+
+def test_read_predictions_unreadable_is_one_line(tmp_path, monkeypatch):
+    from hf_recogs.cli import CliError, read_predictions
+
+    with pytest.raises(CliError, match="cannot be read"):
+        read_predictions(tmp_path)  # a folder
+    path = tmp_path / "preds.txt"
+    path.write_text("x\n")
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(CliError, match=r"cannot be read \(Permission denied\)"):
+        read_predictions(path)
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("where", ["folder", "missing_folder"])
+def test_score_checks_the_json_path_before_the_table(mirror, tmp_path, where):
+    """--json into a folder printed the table, then a traceback."""
+    path = tmp_path / "preds.txt"
+    path.write_text("I_WALK\n" * SCAN_SIMPLE["test"])
+    (tmp_path / "out").mkdir()
+    target = "out" if where == "folder" else "nowhere/s.json"
+    out = run_cli("score", str(path), "--config", "scan_simple", "--split", "test", "--json", target, cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    assert out.stdout == "" and ("is a folder" if where == "folder" else "does not exist") in out.stderr
+
+
+@pytest.mark.mirror
+def test_score_shuffled_rows_with_one_input_missing_or_none(mirror, tmp_path, monkeypatch):
+    """A shuffled JSONL where one row lacks `input` scored 0.07 instead of stopping; plain text, which cannot
+    be checked, says so."""
+    import hf_recogs
+
+    monkeypatch.chdir(tmp_path)
+    rows = list(hf_recogs.load_dataset("scan_simple", split="test"))
+    swapped = [rows[1], rows[0], *rows[2:]]
+    records = [{"input": r["input"], "prediction": r["output"]} for r in swapped]
+    del records[5]["input"]
+    shuffled = tmp_path / "shuffled.txt"  # JSONL by its content
+    shuffled.write_text(_jsonl(records))
+    out = run_cli("score", str(shuffled), "--config", "scan_simple", "--split", "test", cwd=tmp_path)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and 'line 6 has no string "input"' in out.stderr
+    text = tmp_path / "swapped.txt"
+    text.write_text("".join(r["output"] + "\n" for r in swapped))
+    out = run_cli("score", str(text), "--config", "scan_simple", "--split", "test", "--json", "s.json", cwd=tmp_path)
+    assert out.returncode == 0 and "order not checked" in out.stdout, out.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["order_checked"] is False
+
+
+def test_sygns_table_shows_exact_match_once_and_the_undecided_counts():
+    from hf_recogs.cli import _table
+    from hf_recogs.registry import get_config
+    from hf_recogs.scoring import score_rows, summarize
+
+    gold = "all x1.((cat(x1) & small(x1)) -> -dance(x1))"
+    records = score_rows([gold, "all x1.(cat(x1) -> -dance(x1))"], [gold, gold], ["UNI:ADJ+NEG"] * 2, "sygns")
+    records[1]["sygns"]["p_to_g"] = None  # as z3 leaves a direction it cannot settle within its budget
+    summary = summarize(records, "sygns", get_config("sygns_systematicity_one").category_groups)
+    lines = _table(summary).splitlines()
+    assert lines[0].split() == ["category", "n", "exact_match", "G⇔P", "undecided"]
+    overall = next(line for line in lines if line.startswith("OVERALL")).split()
+    assert overall == ["OVERALL", "2", "50.00", "50.00", "1"]
+    drs = "b1 REF x1 [SEP] b1 cat x1"
+    records = score_rows([drs, "b1 REF x1"], [drs, drs], ["a", "a"], "sygns")
+    lines = _table(summarize(records, "sygns")).splitlines()
+    assert lines[0].split() == ["category", "n", "exact_match", "COUNTER", "F1", "undecided"]
+    assert lines[-1].split()[-1] == "0"

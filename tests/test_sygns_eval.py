@@ -413,6 +413,37 @@ def test_drs_match_is_fast_on_the_deepest_productivity_rows():
     assert elapsed < 20, f"{len(rows)} depth-4 pairs took {elapsed:.1f} s"  # ~1 s on an idle laptop core
 
 
+
+def _random_valid_drs(rng: random.Random, n_clauses: int) -> str:
+    while True:
+        text = _random_drs(rng, n_clauses // 4, n_clauses // 8, n_clauses - n_clauses // 4)
+        try:
+            E.parse_drs(text)
+            return text
+        except E.Malformed:
+            continue
+
+
+def test_drs_match_work_is_bounded_and_what_exhausts_it_is_undecided():
+    """240 random clauses a side took 25-30 s (500 nodes of unbounded work, then z3 for 20M units); the
+    budget is in work units now, and a pair that spends it is counted as undecided (``unproven``)."""
+    rng = random.Random(0)
+    gold, pred = _random_valid_drs(rng, 240), _random_valid_drs(rng, 240)
+    E._drs_cached.cache_clear()
+    start = time.perf_counter()
+    out = E.drs_match(gold, pred)
+    elapsed = time.perf_counter() - start
+    assert out["unproven"] is True and 0 <= out["matched"] <= 240
+    assert elapsed < 8, f"240 clauses a side took {elapsed:.1f} s"  # about 1 s on an idle core
+    scores = E.aggregate([out, E.drs_match(DRS, DRS)])
+    assert scores["counter_unproven"] == 0.5
+    # the budget is work, not nodes: one node of this pair is more than a small budget allows
+    g, p = E._Side(tuple(E.parse_drs(gold))), E._Side(tuple(E.parse_drs(pred)))
+    with pytest.raises(E._OutOfNodes):
+        E._match_count(g, p, 10_000)
+    assert E._optimize_match(g, p, 3, E.DRS_OPTIMIZE_RLIMIT, E.DRS_OPTIMIZE_MAX_TERMS) == (3, False)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # One pair, aggregation, the metric module
 
@@ -433,6 +464,31 @@ def test_score_pair_never_raises_on_bad_predictions():
         E.score_pair("x", DRS, "fol")
     with pytest.raises(ValueError, match="form must be one of"):
         E.score_pair("x", DRS, "lambda")
+
+
+def test_verdict_does_not_depend_on_the_callers_stack_depth():
+    """140 nested negations were equivalent at top level and "malformed" when asked 300 frames deep."""
+    deep_fol = "-(" * 140 + "run(bob)" + ")" * 140
+    deep_vf = "NOT " * 400 + "RUN"
+
+    def asked(depth, *args):
+        return asked(depth - 1, *args) if depth else E.score_pair(*args)
+
+    for args in ((deep_fol, "run(bob)", "fol"), (deep_vf, "NOT NOT RUN", "vf")):
+        verdicts = []
+        for depth in (0, 300, 900):
+            for fn in (E._parse_fol_cached, E._parse_vf_cached, E._vf_fol_cached, E._decide_cached):
+                fn.cache_clear()
+            verdicts.append(asked(depth, *args))
+        assert verdicts[0] == verdicts[1] == verdicts[2], args
+        assert verdicts[0]["malformed"] is None and verdicts[0]["g_to_p"] and verdicts[0]["p_to_g"]
+    limit = __import__("sys").getrecursionlimit()
+    asked(300, deep_fol, "run(bob)", "fol")
+    assert __import__("sys").getrecursionlimit() == limit  # raised only while it is needed
+    # past the cap: malformed, at any depth
+    too_deep = "-(" * 300 + "run(bob)" + ")" * 300
+    assert E.score_pair(too_deep, "run(bob)")["malformed"] == asked(300, too_deep, "run(bob)", "fol")["malformed"] \
+        == "syntax"
 
 
 def test_detect_form():
@@ -467,6 +523,24 @@ def test_metric_by_bare_name_from_another_directory(evaluate, tmp_path, monkeypa
     assert drs["counter_mean_f1"] == pytest.approx((1 + 2 * 1 * (1 / 6) / (1 + 1 / 6)) / 2)
     auto = metric.compute(predictions=["EXIST BOB RUN"], references=["EXIST BOB RUN"])
     assert auto["equivalence"] == 1.0 and auto["polarity_up_f1"] == 1.0
+
+
+def test_metric_scores_a_first_prediction_that_is_not_a_string_as_malformed(evaluate):
+    """evaluate type-checks only the first item: None or a number there raised a multi-line error, while the
+    same value later was scored as malformed."""
+    from hf_recogs.evaluate_integration import SYGNS_MATCH_PATH
+
+    metric = evaluate.load(SYGNS_MATCH_PATH)
+    for bad in (None, 17, 2.5, ["x"]):
+        for order in ((bad, "EXIST BOB RUN"), ("EXIST BOB RUN", bad)):
+            out = metric.compute(predictions=list(order), references=["EXIST BOB RUN"] * 2, form="vf")
+            assert out["malformed"] == 0.5 and out["equivalence"] == 0.5, (bad, order)
+        metric.add_batch(predictions=[bad, "EXIST BOB RUN"], references=["EXIST BOB RUN"] * 2)
+        metric.add(prediction=bad, reference="EXIST BOB RUN")
+        out = metric.compute(form="vf")
+        assert out["n"] == 3 and out["malformed"] == pytest.approx(2 / 3), bad
+    drs = metric.compute(predictions=[None, DRS], references=[DRS, DRS], form="drs")
+    assert drs["malformed"] == 0.5 and drs["counter_recall"] == 0.5
 
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -55,9 +55,18 @@ def _strings(name, values, n=None):
     return values
 
 
+# What a prediction that is not a string is stored as (evaluate type-checks the first item of a batch, so
+# None there would raise); no model writes a NUL, and _compute reads it back as None, scored as malformed
+# ("not_a_string") at every index.
+_NOT_A_STRING = "\x00sygns_match: not a string\x00"
+
+
 def _predictions(values):
-    # a prediction that is not a string is stored as null and scored as malformed ("not_a_string")
-    return [v if isinstance(v, str) else None for v in _as_list("predictions", values)]
+    return [_prediction(v) for v in _as_list("predictions", values)]
+
+
+def _prediction(value):
+    return value if isinstance(value, str) and value != _NOT_A_STRING else _NOT_A_STRING
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -78,8 +87,7 @@ class SygnsMatch(evaluate.Metric):
     def add(self, *, prediction=None, reference=None, **kwargs):
         """evaluate's add, after checking the reference."""
         _strings("reference", [reference])
-        return super().add(prediction=prediction if isinstance(prediction, str) else None, reference=reference,
-                           **kwargs)
+        return super().add(prediction=_prediction(prediction), reference=reference, **kwargs)
 
     def compute(self, *, predictions=None, references=None, categories=None, form="auto", **kwargs):
         """Validate the inputs (one-line ValueErrors), then evaluate's compute; form and categories are
@@ -99,6 +107,7 @@ class SygnsMatch(evaluate.Metric):
             raise ValueError(f"sygns_match: {len(categories)} categories for {len(predictions)} predictions")
         if form == "auto":
             form = detect_form(references[0]) if references else "fol"
+        predictions = [None if p == _NOT_A_STRING else p for p in predictions]
         try:
             summary = summarize(score_rows(predictions, references, categories, "sygns", form), "sygns",
                                 CATEGORY_GROUPS)
