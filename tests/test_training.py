@@ -587,20 +587,20 @@ def test_readme_evaluation_command_on_the_published_fast_model(tmp_path, mirror)
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "1", "--num_machines", "1",
            "--mixed_precision", "no", "--dynamo_backend", "no", str(ROOT / "train.py"),
            str(ROOT / "configs" / "recogs_pos_transformer_fast.yaml"), "do_train=false",
-           f"model_name_or_path={model}", f"output_dir={tmp_path}", "eval_splits=[gen]",
-           "max_eval_samples=200", "cpu_threads=1"]
+           f"model_name_or_path={model}", f"output_dir={tmp_path}", "eval_splits=[validation]",
+           "max_eval_samples=200"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads((tmp_path / "evaluation" / "results.json").read_text())
-    assert res["splits"]["gen"]["n"] == 200
+    assert res["splits"]["validation"]["n"] == 200
     # labelled with the model's own seed, decoded in the precision it trained in (fp32), whatever this CPU has:
-    # so its predictions are the published ones, row for row (under bf16, 12 of 300 gen rows differ)
+    # so its predictions are the published ones, row for row (under bf16, 12 of 300 gen rows differed)
     assert res["seed"] == 77 and res["mixed_precision"] == "no" and res["evaluated_model"] == str(model)
     import gzip
 
-    with gzip.open(model / "predictions_gen.jsonl.gz", "rt", encoding="utf-8") as f:
+    with gzip.open(model / "predictions_validation.jsonl.gz", "rt", encoding="utf-8") as f:
         published = {r["input"]: r["prediction"] for r in map(json.loads, f)}
-    ours = [json.loads(line) for line in (tmp_path / "evaluation" / "predictions_gen.jsonl").open()]
+    ours = [json.loads(line) for line in (tmp_path / "evaluation" / "predictions_validation.jsonl").open()]
     assert [r["prediction"] for r in ours] == [published[r["input"]] for r in ours]
 
 

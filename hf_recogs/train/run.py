@@ -293,10 +293,10 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
     splits: dict = {}
     for split in exp.eval_splits:
         if split not in raw:
-            logger.warning("seed %d: dataset has no %s split; skipped", args.seed, split)
+            logger.warning("dataset has no %s split; skipped", split)
             continue
         rows = subset(raw[split], exp.max_eval_samples)
-        logger.info("seed %d: predicting %s (%d rows)", args.seed, split, len(rows))
+        logger.info("predicting %s (%d rows)", split, len(rows))
         started = time.perf_counter()
         if metric == "classification":
             records = _classified(model, collator, rows, args, cpu_bf16, split)
