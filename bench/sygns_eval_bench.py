@@ -216,20 +216,26 @@ def full_split(procs: int, words: list[str]) -> None:
     print(f"  all three levels: {total:.1f} s")
 
 
-def _random_drs(rng: random.Random, n_clauses: int) -> str:
-    """A well-formed random clause graph: a quarter REF clauses, the rest predicates, relations and NOT."""
+def random_drs(rng: random.Random, n_refs: int, n_boxes: int, n_clauses: int) -> str:
+    """A random clause graph: ``n_refs`` REF clauses, then ``n_clauses`` predicates, relations and NOT over
+    ``n_boxes`` boxes (tests/test_sygns_eval.py draws its random pairs here too)."""
+    clauses = [f"b{rng.randint(1, n_boxes)} REF x{i}" for i in range(1, n_refs + 1)]
+    for _ in range(n_clauses):
+        kind, b = rng.random(), f"b{rng.randint(1, n_boxes)}"
+        if kind < 0.4:
+            clauses.append(f"{b} {rng.choice(['cat', 'dog'])} x{rng.randint(1, n_refs)}")
+        elif kind < 0.8:
+            clauses.append(f"{b} like x{rng.randint(1, n_refs)} x{rng.randint(1, n_refs)}")
+        else:
+            clauses.append(f"{b} NOT b{rng.randint(1, n_boxes)}")
+    return " [SEP] ".join(clauses)
+
+
+def _well_formed_random_drs(rng: random.Random, n_clauses: int) -> str:
+    """A random clause graph of ``n_clauses`` clauses, a quarter of them REF, that the DRS reader accepts."""
     n_refs, n_boxes = max(1, n_clauses // 4), max(1, n_clauses // 8)
     while True:
-        clauses = [f"b{rng.randint(1, n_boxes)} REF x{i}" for i in range(1, n_refs + 1)]
-        for _ in range(n_clauses - n_refs):
-            kind, b = rng.random(), f"b{rng.randint(1, n_boxes)}"
-            if kind < 0.4:
-                clauses.append(f"{b} {rng.choice(['cat', 'dog'])} x{rng.randint(1, n_refs)}")
-            elif kind < 0.8:
-                clauses.append(f"{b} like x{rng.randint(1, n_refs)} x{rng.randint(1, n_refs)}")
-            else:
-                clauses.append(f"{b} NOT b{rng.randint(1, n_boxes)}")
-        text = " [SEP] ".join(clauses)
+        text = random_drs(rng, n_refs, n_boxes, n_clauses - n_refs)
         try:
             E.parse_drs(text)
             return text
@@ -261,7 +267,8 @@ def drs_worst(old_up_to: int = 240) -> None:
     """The DRS worst cases under the budget, and (up to ``old_up_to`` clauses a side) the old behaviour."""
     rng = random.Random(0)
     deepest = max(_rows("sygns_productivity", 500, depth=4), key=lambda r: len(r["drs"].split(" [SEP] ")))["drs"]
-    cases = [(f"random {n} vs {n} clauses", _random_drs(rng, n), _random_drs(rng, n), n <= old_up_to)
+    cases = [(f"random {n} vs {n} clauses", _well_formed_random_drs(rng, n), _well_formed_random_drs(rng, n),
+              n <= old_up_to)
              for n in (60, 120, 240, 480)]
     cases.append((f"600-clause loop vs a {len(deepest.split(' [SEP] '))}-clause gold", deepest,
                   _looping(deepest, 600), True))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.sygns_eval_bench import random_drs
 from hf_recogs import sygns_eval as E
 from hf_recogs.registry import configs_of, get_config
 
@@ -357,35 +358,21 @@ def _brute_force(gold: str, pred: str) -> int:
     return best
 
 
-def _random_drs(rng: random.Random, n_refs: int, n_boxes: int, n_clauses: int) -> str:
-    clauses = [f"b{rng.randint(1, n_boxes)} REF x{i}" for i in range(1, n_refs + 1)]
-    for _ in range(n_clauses):
-        kind = rng.random()
-        b = f"b{rng.randint(1, n_boxes)}"
-        if kind < 0.4:
-            clauses.append(f"{b} {rng.choice(['cat', 'dog'])} x{rng.randint(1, n_refs)}")
-        elif kind < 0.8:
-            clauses.append(f"{b} like x{rng.randint(1, n_refs)} x{rng.randint(1, n_refs)}")
-        else:
-            clauses.append(f"{b} NOT b{rng.randint(1, n_boxes)}")
-    return " [SEP] ".join(clauses)
-
-
 def test_drs_match_is_the_exact_optimum_on_random_pairs():
     """The branch and bound against enumeration of every map (small pairs), and against z3's MaxSAT engine,
     the other exact route of drs_match (larger pairs)."""
     rng = random.Random(7)
     for _ in range(60):
-        a = _random_drs(rng, rng.randint(1, 3), rng.randint(1, 2), rng.randint(1, 5))
-        b = _random_drs(rng, rng.randint(1, 3), rng.randint(1, 2), rng.randint(1, 5))
+        a = random_drs(rng, rng.randint(1, 3), rng.randint(1, 2), rng.randint(1, 5))
+        b = random_drs(rng, rng.randint(1, 3), rng.randint(1, 2), rng.randint(1, 5))
         try:
             E.parse_drs(a), E.parse_drs(b)
         except E.Malformed:
             continue
         assert E.drs_match(a, b)["matched"] == _brute_force(a, b), (a, b)
     for _ in range(25):
-        a = _random_drs(rng, 5, 3, 9)
-        b = _random_drs(rng, 5, 3, 9)
+        a = random_drs(rng, 5, 3, 9)
+        b = random_drs(rng, 5, 3, 9)
         try:
             ga, gb = E.parse_drs(a), E.parse_drs(b)
         except E.Malformed:
@@ -416,7 +403,7 @@ def test_drs_match_is_fast_on_the_deepest_productivity_rows():
 
 def _random_valid_drs(rng: random.Random, n_clauses: int) -> str:
     while True:
-        text = _random_drs(rng, n_clauses // 4, n_clauses // 8, n_clauses - n_clauses // 4)
+        text = random_drs(rng, n_clauses // 4, n_clauses // 8, n_clauses - n_clauses // 4)
         try:
             E.parse_drs(text)
             return text
