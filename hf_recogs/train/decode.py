@@ -1,9 +1,9 @@
 """Predictions for a split: decoding (seq2seq) or classifying (input, candidate) pairs; one path for one process
 and for DDP, under the training's autocast, with a progress bar.
 
-Rows are sorted by source length (less padding), split into batches, and the batches dealt round robin to the
-processes; each process generates its batches and the predictions are gathered and put back in the split's
-order. Every process therefore computes exactly what a single process would for the same batch.
+Rows are split into batches (for decoding, sorted by source length first: less padding), and the batches dealt
+round robin to the processes; each process predicts its batches and the predictions are gathered and put back in
+the split's order. Every process therefore computes exactly what a single process would for the same batch.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ import torch
 from transformers import Seq2SeqTrainer, TrainerCallback
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-from ..scoring import group_display, score_rows, summarize
-from .decode import decode
+from ..scoring import group_display, score_pairs, score_rows, summarize
+from .decode import classify, decode
 
 logger = logging.getLogger("hf_recogs.train")
 
@@ -102,11 +102,7 @@ class ClassifierTrainer(BaselineTrainer):
     the classifier's probabilities on the fixed curve samples."""
 
     def _curve_scores(self, model, split: str, rows, prefix: str) -> dict[str, float]:
-        from ..scoring import score_pairs
-        from .decode import classify
-
-        listed = [dict(zip(rows.column_names, values, strict=True)) for values in zip(*rows.to_dict().values(),
-                                                                                       strict=True)]
+        listed = rows.to_list()
         probabilities = classify(model, self.data_collator, listed, self.args.per_device_eval_batch_size,
                                  self.cpu_bf16, shared=False)
         summary = summarize(score_pairs(probabilities, listed), "classification", self.category_groups)
