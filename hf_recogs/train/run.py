@@ -387,8 +387,9 @@ def _say_where(out_dir: Path, records: list[dict]) -> None:
 
     for res in records:
         logger.info("seed %s: %s", res["seed"], one_line(res))
-    aggregate = " and aggregate.md" if len(records) > 1 else ""
-    logger.info("wrote the models, predictions, results.json and model cards to %s/seed_<n>%s", out_dir, aggregate)
+    folders = ", ".join(str(out_dir / f"seed_{res['seed']}") for res in records)
+    aggregate = f" (aggregate.md in {out_dir})" if len(records) > 1 else ""
+    logger.info("wrote the models, predictions, results.json and model cards to %s%s", folders, aggregate)
 
 
 # ---------------------------------------------------------------------------------------------------------
