@@ -754,10 +754,15 @@ class _OutOfNodes(Exception):
 
 def _match_count(gold: _Side, pred: _Side, budget: int, node_budget: int | None = None) -> int:
     """The largest number of clauses matched by a one-to-one, kind-preserving map of gold variables to
-    predicted variables: an exact branch and bound; :class:`_OutOfNodes` (carrying the best count found)
-    once it has spent ``budget`` work units (or visited ``node_budget`` nodes, the old limit, kept for
-    ``bench/``). A unit is one (clause, candidate) check, charged before the check is made, so a node of a
-    large pair costs what it does: the budget bounds the time, not just the nodes.
+    predicted variables: an exact branch and bound (:class:`_ClauseMatch`); :class:`_OutOfNodes` (carrying the
+    best count found) once it has spent ``budget`` work units (or visited ``node_budget`` nodes, the old limit,
+    kept for ``bench/``). A unit is one (clause, candidate) check, charged before the check is made, so a node
+    of a large pair costs what it does: the budget bounds the time, not just the nodes."""
+    return _ClauseMatch(gold, pred, budget, node_budget).best_count()
+
+
+class _ClauseMatch:
+    """One branch-and-bound search of :func:`_match_count`.
 
     Bound at a node: the clauses already decided, plus, per clause shape, the smaller of (gold clauses still
     open that some predicted clause of their shape can match under the partial map) and (predicted clauses
@@ -765,50 +770,64 @@ def _match_count(gold: _Side, pred: _Side, budget: int, node_budget: int | None 
     the predicted variables that keep most of its clauses matchable (colour refinement breaks ties), so the
     first complete map is a good greedy one and later branches are cut by the bound. Leaving a variable
     unmapped is the last option of every variable."""
-    pred_index = {(shape, args): ci for ci, (shape, args) in enumerate(zip(pred.shape, pred.args, strict=True))}
-    pred_by_shape: dict[tuple, list[int]] = defaultdict(list)
-    for ci, shape in enumerate(pred.shape):
-        pred_by_shape[shape].append(ci)
-    n_gold = len(gold.clauses)
-    cand_args = [[pred.args[pc] for pc in pred_by_shape.get(gold.shape[ci], ())] for ci in range(n_gold)]
-    live = [ci for ci in range(n_gold) if cand_args[ci]]
-    if not live:
-        return 0
-    shape_left: dict[tuple, int] = {shape: sum(pred.count[pc] for pc in pcs) for shape, pcs in pred_by_shape.items()}
-    base = 0
-    open_clauses: list[int] = []
-    for ci in live:
-        if gold.args[ci]:
-            open_clauses.append(ci)
-        else:  # no variables: matched or not, whatever the map
-            pc = pred_index.get((gold.shape[ci], ()))
+
+    def __init__(self, gold: _Side, pred: _Side, budget: int, node_budget: int | None):
+        self.gold, self.pred = gold, pred
+        self.left, self.node_budget, self.nodes = budget, node_budget, 0
+        self.pred_index = {(shape, args): ci for ci, (shape, args) in enumerate(zip(pred.shape, pred.args,
+                                                                                       strict=True))}
+        pred_by_shape: dict[tuple, list[int]] = defaultdict(list)
+        for ci, shape in enumerate(pred.shape):
+            pred_by_shape[shape].append(ci)
+        self.cand_args = [[pred.args[pc] for pc in pred_by_shape.get(gold.shape[ci], ())]
+                          for ci in range(len(gold.clauses))]
+        self.live = [ci for ci in range(len(gold.clauses)) if self.cand_args[ci]]
+        self.shape_left = {shape: sum(pred.count[pc] for pc in pcs) for shape, pcs in pred_by_shape.items()}
+        self.base, self.open_clauses = self._variable_free_clauses()
+        self.variables = sorted({a for ci in self.open_clauses for a in gold.args[ci]})
+        self.clauses_of = {v: [ci for ci in gold.occurs[v] if self.cand_args[ci]] for v in self.variables}
+        # what one candidates() call costs at most, in units: a matchable() check of clause ci tries
+        # len(cand_args[ci]) candidates
+        same_kind = {kind: sum(k == kind for k in pred.kind) for kind in set(gold.kind)}
+        self.candidates_cost = {v: same_kind[gold.kind[v]] * (1 + sum(len(self.cand_args[ci])
+                                                                        for ci in self.clauses_of[v]))
+                                for v in self.variables}
+        self.mapping = [-1] * len(gold.vars)  # -1: not assigned yet, -2: left unmapped
+        self.taken = [False] * len(pred.vars)
+        self.gcol, self.pcol = gold.colours(), pred.colours()
+        self.best = self.base
+
+    def _variable_free_clauses(self) -> tuple[int, list[int]]:
+        """(the count of matched clauses without variables: matched or not whatever the map; the clauses with
+        variables that some predicted clause of their shape may match)."""
+        base, open_clauses = 0, []
+        for ci in self.live:
+            if self.gold.args[ci]:
+                open_clauses.append(ci)
+                continue
+            pc = self.pred_index.get((self.gold.shape[ci], ()))
             if pc is not None:
-                got = min(gold.count[ci], pred.count[pc])
+                got = min(self.gold.count[ci], self.pred.count[pc])
                 base += got
-                shape_left[gold.shape[ci]] -= got
-    variables = sorted({a for ci in open_clauses for a in gold.args[ci]})
-    clauses_of = {v: [ci for ci in gold.occurs[v] if cand_args[ci]] for v in variables}
-    # what one call costs at most, in units: a matchable() check of clause ci tries len(cand_args[ci]) candidates
-    same_kind = {kind: sum(k == kind for k in pred.kind) for kind in set(gold.kind)}
-    candidates_cost = {v: same_kind[gold.kind[v]] * (1 + sum(len(cand_args[ci]) for ci in clauses_of[v]))
-                       for v in variables}
+                self.shape_left[self.gold.shape[ci]] -= got
+        return base, open_clauses
 
-    mapping = [-1] * len(gold.vars)  # -1: not assigned yet, -2: left unmapped
-    taken = [False] * len(pred.vars)
-    gcol, pcol = gold.colours(), pred.colours()
-    best = [base]
-    left = [budget]
-    nodes = [0]
+    def best_count(self) -> int:
+        if not self.live:
+            return 0
+        self.ceiling = self.bound(self.base, self.open_clauses)
+        self.search(self.base, self.open_clauses, self.variables)
+        return self.best
 
-    def spend(units: int) -> None:
-        left[0] -= units
-        if left[0] < 0:
-            raise _OutOfNodes(best[0])
+    def spend(self, units: int) -> None:
+        self.left -= units
+        if self.left < 0:
+            raise _OutOfNodes(self.best)
 
-    def matchable(ci: int) -> bool:
-        gargs = gold.args[ci]
-        for pargs in cand_args[ci]:
-            for a, w in zip(gargs, pargs, strict=True):
+    def matchable(self, ci: int) -> bool:
+        mapping, taken = self.mapping, self.taken
+        for pargs in self.cand_args[ci]:
+            for a, w in zip(self.gold.args[ci], pargs, strict=True):
                 m = mapping[a]
                 if m != w and (m != -1 or taken[w]):
                     break
@@ -816,72 +835,69 @@ def _match_count(gold: _Side, pred: _Side, budget: int, node_budget: int | None 
                 return True
         return False
 
-    def gain(ci: int) -> int:
-        pc = pred_index.get((gold.shape[ci], tuple(mapping[a] for a in gold.args[ci])))
-        return 0 if pc is None else min(gold.count[ci], pred.count[pc])
+    def gain(self, ci: int) -> int:
+        pc = self.pred_index.get((self.gold.shape[ci], tuple(self.mapping[a] for a in self.gold.args[ci])))
+        return 0 if pc is None else min(self.gold.count[ci], self.pred.count[pc])
 
-    def bound(score: int, pending: list[int]) -> int:
-        spend(len(pending) + sum(len(cand_args[ci]) for ci in pending))
+    def bound(self, score: int, pending: list[int]) -> int:
+        self.spend(len(pending) + sum(len(self.cand_args[ci]) for ci in pending))
         possible: dict[tuple, int] = defaultdict(int)
         for ci in pending:
-            if matchable(ci):
-                possible[gold.shape[ci]] += gold.count[ci]
-        return score + sum(min(n, shape_left[shape]) for shape, n in possible.items())
+            if self.matchable(ci):
+                possible[self.gold.shape[ci]] += self.gold.count[ci]
+        return score + sum(min(n, self.shape_left[shape]) for shape, n in possible.items())
 
-    def candidates(v: int) -> list[int]:
+    def candidates(self, v: int) -> list[int]:
         """Predicted variables that keep at least one clause of ``v`` matchable, best first."""
-        spend(candidates_cost[v])
+        self.spend(self.candidates_cost[v])
         scored = []
-        for w in range(len(pred.vars)):
-            if taken[w] or pred.kind[w] != gold.kind[v]:
+        for w in range(len(self.pred.vars)):
+            if self.taken[w] or self.pred.kind[w] != self.gold.kind[v]:
                 continue
-            mapping[v] = w
-            taken[w] = True
-            keep = sum(gold.count[ci] for ci in clauses_of[v] if matchable(ci))
-            taken[w] = False
+            self.mapping[v] = w
+            self.taken[w] = True
+            keep = sum(self.gold.count[ci] for ci in self.clauses_of[v] if self.matchable(ci))
+            self.taken[w] = False
             if keep:
-                scored.append((-keep, pcol[w] != gcol[v], w))
-        mapping[v] = -1
+                scored.append((-keep, self.pcol[w] != self.gcol[v], w))
+        self.mapping[v] = -1
         scored.sort()
         return [w for _, _, w in scored]
 
-    ceiling = bound(base, open_clauses)
-
-    def search(score: int, pending: list[int], todo: list[int]) -> bool:
+    def search(self, score: int, pending: list[int], todo: list[int]) -> bool:
         """Depth-first; True once the ceiling is reached (nothing can beat it, the search stops)."""
-        nodes[0] += 1
-        if node_budget is not None and nodes[0] > node_budget:
-            raise _OutOfNodes(best[0])
+        self.nodes += 1
+        if self.node_budget is not None and self.nodes > self.node_budget:
+            raise _OutOfNodes(self.best)
         if not todo:
-            best[0] = max(best[0], score)
-            return best[0] >= ceiling
+            self.best = max(self.best, score)
+            return self.best >= self.ceiling
         # most constrained variable first: fewest candidates, then most open clauses
-        options = [(candidates(v), v) for v in todo]
-        ws, v = min(options, key=lambda o: (len(o[0]), -len(clauses_of[o[1]]), o[1]))
+        options = [(self.candidates(v), v) for v in todo]
+        ws, v = min(options, key=lambda o: (len(o[0]), -len(self.clauses_of[o[1]]), o[1]))
         rest = [u for u in todo if u != v]
-        for w in [*ws, -2]:
-            spend(len(pending))
-            mapping[v] = w
-            if w >= 0:
-                taken[w] = True
-            decided = [ci for ci in pending if all(mapping[a] != -1 for a in gold.args[ci])]
-            still = [ci for ci in pending if any(mapping[a] == -1 for a in gold.args[ci])]
-            gains = [(ci, gain(ci)) for ci in decided]
-            for ci, g in gains:
-                shape_left[gold.shape[ci]] -= g
-            got = score + sum(g for _, g in gains)
-            finished = bound(got, still) > best[0] and search(got, still, rest)
-            for ci, g in gains:
-                shape_left[gold.shape[ci]] += g
-            mapping[v] = -1
-            if w >= 0:
-                taken[w] = False
-            if finished:
-                return True
-        return False
+        return any(self.try_assignment(v, w, score, pending, rest) for w in [*ws, -2])
 
-    search(base, open_clauses, variables)
-    return best[0]
+    def try_assignment(self, v: int, w: int, score: int, pending: list[int], rest: list[int]) -> bool:
+        """Map ``v`` to ``w`` (-2: unmapped), search below, undo; True when the ceiling was reached."""
+        gold, mapping = self.gold, self.mapping
+        self.spend(len(pending))
+        mapping[v] = w
+        if w >= 0:
+            self.taken[w] = True
+        decided = [ci for ci in pending if all(mapping[a] != -1 for a in gold.args[ci])]
+        still = [ci for ci in pending if any(mapping[a] == -1 for a in gold.args[ci])]
+        gains = [(ci, self.gain(ci)) for ci in decided]
+        for ci, g in gains:
+            self.shape_left[gold.shape[ci]] -= g
+        got = score + sum(g for _, g in gains)
+        finished = self.bound(got, still) > self.best and self.search(got, still, rest)
+        for ci, g in gains:
+            self.shape_left[gold.shape[ci]] += g
+        mapping[v] = -1
+        if w >= 0:
+            self.taken[w] = False
+        return finished
 
 
 def drs_match(gold: Any, prediction: Any) -> dict[str, Any]:

@@ -364,44 +364,58 @@ def size_category(rows: int) -> str:
 
 
 def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
-    from hf_recogs.citations import CITATIONS
-    from hf_recogs.sources import PINS
-
-    pin_names = {f"{r}@{c}": key for key, (r, c) in PINS.items()}
+    """The repository's README: what it holds, how to load it, every config, its licences, how it was built and
+    verified, what to cite."""
     with_data = [e for e in exported if e.splits]
-    prov = _provenance()
-    lines = [_yaml_header(exported, repo), f"# {repo}", ""]
-    if repo == MAIN_REPO:
-        lines += [
-            "COGS, ReCOGS (and its variants), SCAN and SLOG as a script-free dataset repository: one parquet",
-            "file per config and split, built by the `hf_recogs` Python package from pinned,",
-            "checksum-verified upstream files. Share-alike configs (SyGNS-derived, CC BY-SA 4.0; CFQ) are published",
-            f"separately in `{_sibling_repo_id(repo_id, SHAREALIKE_REPO)}` so that their licence stays with them.",
-        ]
-    else:
-        lines += [
-            "The share-alike part of hf_recogs: configs derived from SyGNS (Yanaka et al., 2021), licensed",
-            "**CC BY-SA 4.0**, and CFQ (Keysers et al., 2020), whose README says CC BY 4.0 and whose dataset",
-            "metadata says CC BY-SA 3.0 (we treat it as **CC BY-SA 3.0**). Anything built from this data must be",
-            "shared under the licence of the config it comes from; it is kept apart from the MIT/BSD-licensed",
-            "configs of the main `hf_recogs` repository on purpose.",
-        ]
-    lines += ["", "## Loading", "", "```python", "import datasets", ""]
+    lines = [_yaml_header(exported, repo), f"# {repo}", "", *_card_intro(repo, repo_id), ""]
+    lines += ["## Loading", "", "```python", "import datasets", ""]
     example = default_config(with_data, repo) or "<config>"
     lines += [f'ds = datasets.load_dataset("{repo_id}", "{example}")', "```", "",
               "No loading script is involved (datasets ≥ 4 runs none); the `configs:` block above maps each",
               "config to its parquet files. With the package installed, `hf_recogs.load_dataset(name)` builds",
               "the same rows locally from the upstream files.", ""]
-    lines += ["## Configs", "",
-              "| config | licence | splits (rows) | upstream (repo@commit) | description |",
-              "|---|---|---|---|---|"]
+    lines += _card_configs(with_data)
+    lines += _card_missing_splits(exported)
+    lines += _card_licences(with_data)
+    lines += _card_provenance(with_data)
+    lines += _card_citations(with_data)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _card_intro(repo: str, repo_id: str) -> list[str]:
+    if repo == MAIN_REPO:
+        return [
+            "COGS, ReCOGS (and its variants), SCAN and SLOG as a script-free dataset repository: one parquet",
+            "file per config and split, built by the `hf_recogs` Python package from pinned,",
+            "checksum-verified upstream files. Share-alike configs (SyGNS-derived, CC BY-SA 4.0; CFQ) are published",
+            f"separately in `{_sibling_repo_id(repo_id, SHAREALIKE_REPO)}` so that their licence stays with them.",
+        ]
+    return [
+        "The share-alike part of hf_recogs: configs derived from SyGNS (Yanaka et al., 2021), licensed",
+        "**CC BY-SA 4.0**, and CFQ (Keysers et al., 2020), whose README says CC BY 4.0 and whose dataset",
+        "metadata says CC BY-SA 3.0 (we treat it as **CC BY-SA 3.0**). Anything built from this data must be",
+        "shared under the licence of the config it comes from; it is kept apart from the MIT/BSD-licensed",
+        "configs of the main `hf_recogs` repository on purpose.",
+    ]
+
+
+def _short_pin(pin: str) -> str:
+    """``owner/repo@commit`` as the card shows it: the commit cut to 12 digits, and the pin's name if it has one."""
+    from hf_recogs.sources import PINS
+
+    names = {f"{r}@{c}": key for key, (r, c) in PINS.items()}
+    repo_name, commit = pin.split("@")[0], pin.split("@")[1]
+    return f"`{repo_name}@{commit[:12]}`" + (f" ({names[pin]})" if pin in names else "")
+
+
+def _card_configs(with_data: list[ExportedConfig]) -> list[str]:
+    lines = ["## Configs", "",
+             "| config | licence | splits (rows) | upstream (repo@commit) | description |",
+             "|---|---|---|---|---|"]
     for e in with_data:
         splits = ", ".join(f"{s} ({n:,})" for s, n in e.splits.items())
-        def short(p: str) -> str:
-            return f"`{p.split('@')[0]}@{p.split('@')[1][:12]}`" + (f" ({pin_names[p]})" if p in pin_names else "")
-
-        pins = "<br>".join(short(p) for p in e.pins) or (
-            "generated; rules of " + ", ".join(short(p) for p in e.rule_pins) if e.rule_pins else "generated")
+        pins = "<br>".join(_short_pin(p) for p in e.pins) or (
+            "generated; rules of " + ", ".join(_short_pin(p) for p in e.rule_pins) if e.rule_pins else "generated")
         desc = e.description.replace("|", "\\|")
         if e.params:
             desc += " Parameters: " + ", ".join(f"`{k}={v}`" for k, v in e.params.items()) + "."
@@ -410,7 +424,13 @@ def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
     notes = [e for e in with_data if e.notes]
     if notes:
         lines += ["Notes:", ""] + [f"- `{e.name}`: {e.notes}" for e in notes] + [""]
+    return lines
 
+
+def _card_missing_splits(exported: list[ExportedConfig]) -> list[str]:
+    """The splits withheld on purpose (SLOG's generalization sets), those the build could not read, and the
+    configs left with none."""
+    lines: list[str] = []
     withheld = [(e.name, s, r) for e in exported for s, r in e.withheld.items()]
     missing = [(e.name, s, r) for e in exported for s, r in e.unavailable.items()]
     if withheld:
@@ -427,40 +447,54 @@ def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
     nothing = [e.name for e in exported if not e.splits]
     if nothing:
         lines += ["Configs with no exported split: " + ", ".join(f"`{n}`" for n in nothing) + ".", ""]
+    return lines
 
-    lines += ["## Licences", ""]
+
+def _card_licences(with_data: list[ExportedConfig]) -> list[str]:
+    from hf_recogs.sources import LICENCE_NOTICES
+
+    lines = ["## Licences", ""]
     by_license: dict[str, list[str]] = {}
     for e in with_data:
         by_license.setdefault(e.license, []).append(e.name)
     for lic, names in sorted(by_license.items()):
         lines.append(f"- **{lic}**: " + ", ".join(f"`{n}`" for n in names))
-    from hf_recogs.sources import LICENCE_NOTICES
-
     used_repos = {p.split("@")[0] for e in with_data for p in (*e.pins, *e.rule_pins)}
     notices = [text for repo_name, text in LICENCE_NOTICES.items() if repo_name in used_repos]
     lines += ["", "Each config keeps the licence of the upstream data it is built from, and its copyright notice:", ""]
     lines += [f"- {text}" for text in notices]
     lines += ["", "The repository-level `license:` field lists every licence present; the table above is authoritative",
               "per config.", ""]
+    return lines
 
-    lines += ["## How this repository was built and verified", "",
-              "- Every upstream file was read at a pinned commit and checked against the git blob SHA-1 and/or",
-              "  SHA-256 recorded in `hf_recogs/upstream_files.tsv` before any row was generated; nothing",
-              "  unverified was exported.",
-              "- Rows are exactly what `hf_recogs.load_dataset(config)` yields (same generator, same column types),",
-              "  written with pyarrow; `hf_recogs_export.json` lists every file's SHA-256, the row counts, the",
-              "  parameters and the upstream files of each config.",
-              f"- Built with hf_recogs {prov.get('hf_recogs')} (code hash `{prov.get('code_hash')}`"
-              + (f", commit `{prov['git_commit'][:12]}`" if prov.get("git_commit") else "")
-              + f"), datasets {prov.get('datasets')}, pyarrow {prov.get('pyarrow')}.",
-              "- Pinned upstream revisions:", ""]
+
+def _card_provenance(with_data: list[ExportedConfig]) -> list[str]:
+    from hf_recogs.sources import PINS
+
+    prov = _provenance()
+    lines = ["## How this repository was built and verified", "",
+             "- Every upstream file was read at a pinned commit and checked against the git blob SHA-1 and/or",
+             "  SHA-256 recorded in `hf_recogs/upstream_files.tsv` before any row was generated; nothing",
+             "  unverified was exported.",
+             "- Rows are exactly what `hf_recogs.load_dataset(config)` yields (same generator, same column types),",
+             "  written with pyarrow; `hf_recogs_export.json` lists every file's SHA-256, the row counts, the",
+             "  parameters and the upstream files of each config.",
+             f"- Built with hf_recogs {prov.get('hf_recogs')} (code hash `{prov.get('code_hash')}`"
+             + (f", commit `{prov['git_commit'][:12]}`" if prov.get("git_commit") else "")
+             + f"), datasets {prov.get('datasets')}, pyarrow {prov.get('pyarrow')}.",
+             "- Pinned upstream revisions:", ""]
     used = sorted({p for e in with_data for p in (*e.pins, *e.rule_pins)})
     for key, (r, c) in PINS.items():
         if f"{r}@{c}" in used:
             lines.append(f"  - {key}: [`{r}@{c}`](https://github.com/{r}/tree/{c})")
     lines.append("")
+    return lines
 
-    lines += ["## Citation", "", "Please cite the papers of the configs you use:", ""]
+
+def _card_citations(with_data: list[ExportedConfig]) -> list[str]:
+    from hf_recogs.citations import CITATIONS
+
+    lines = ["## Citation", "", "Please cite the papers of the configs you use:", ""]
     cited: dict[str, list[str]] = {}
     for e in with_data:
         for key in e.citations:
@@ -468,7 +502,7 @@ def card(exported: list[ExportedConfig], repo_id: str, repo: str) -> str:
     for key, names in cited.items():
         shown = ", ".join(f"`{n}`" for n in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
         lines += [f"For {shown}:", "", "```bibtex", CITATIONS[key], "```", ""]
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 # ------------------------------------------------------------------------------------------------------ push

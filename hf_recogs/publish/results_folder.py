@@ -40,6 +40,7 @@ from pathlib import Path
 from ..report.aggregate import write_aggregate
 from ..report.card import write_model_card
 from ..scoring import headline_split
+from ..train.arguments import MACHINE_LOCAL_OPTIONS
 
 MAX_CHECKPOINT_MB = 20
 RUN_FILES = ("results.json", "per_category.png", "curves.png", "curves.jsonl")
@@ -245,11 +246,10 @@ def _checked_checkpoint(checkpoint: str | None, run_dir: Path, dest: Path, seeds
     return chosen
 
 
-# Hyper-parameters that may differ between the seeds of one published run (how it ran, not what it trained).
-# bf16 is what the machine gave (cpu_bf16: auto follows the CPU); cpu_bf16, the setting, must agree, and the
-# aggregate states each seed's precision.
-PER_PROCESS_KEYS = {"seeds", "data_seed", "cpu_threads", "overwrite_output_dir", "per_device_eval_batch_size",
-                    "eval_splits", "world_size", "bf16"}
+# Hyper-parameters that may differ between the seeds of one published run: how each ran, which seed, which splits
+# it scored, and bf16, what the machine gave (cpu_bf16, the setting, must agree; the aggregate states each seed's
+# precision).
+PER_PROCESS_KEYS = MACHINE_LOCAL_OPTIONS | {"seeds", "data_seed", "eval_splits", "bf16"}
 
 
 def _option_defaults() -> dict:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..scoring import SYGNS_LABELS, fraction_as_percent, group_display, headline_split, sygns_levels
+from ..train.arguments import MACHINE_LOCAL_OPTIONS
 
 # model_cards/ ships inside the package as hf_recogs.model_cards (see pyproject's package-dir).
 TEMPLATE = Path(str(resources.files("hf_recogs.model_cards") / "template.md"))
@@ -107,12 +108,8 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
             "pipeline works, not how well the model generalises.")
 
 
-# Options of a recorded train.py command that say where and how one machine ran it, not what was trained:
-# the card's reproduce command leaves them out (the defaults work anywhere) and names the seed itself. The
-# decoding batch is sized to the machine's memory (512 on a GPU) and changes no result; TF32 matmuls exist only
-# on recent NVIDIA GPUs (transformers refuses --tf32 true elsewhere), so the card states them instead.
-RUN_LOCAL_OPTIONS = {"output_dir", "cpu_threads", "resume_from_checkpoint", "seeds", "overwrite_output_dir",
-                     "per_device_eval_batch_size", "disable_tqdm", "tf32"}
+# The card's reproduce command names the seed itself and leaves out what only says how one machine ran it.
+RUN_LOCAL_OPTIONS = MACHINE_LOCAL_OPTIONS | {"seeds"}
 
 
 def reproduce_command(results: dict[str, Any]) -> str:

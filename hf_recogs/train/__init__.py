@@ -34,6 +34,13 @@ CPU-only machine because ``use_cpu`` is then set automatically (accelerate picks
 """
 
 from .arguments import ConfigError, ExperimentArguments, parse_args
-from .run import main
+
+
+def main(argv=None) -> int:
+    """``train.py``'s entry point (:func:`run.main`), imported on call: reading the options (as ``report`` and
+    ``publish`` do) does not load the training stack."""
+    from .run import main as run_main
+
+    return run_main(argv)
 
 __all__ = ["ConfigError", "ExperimentArguments", "main", "parse_args"]

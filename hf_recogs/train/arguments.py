@@ -28,6 +28,12 @@ EVAL_SPLITS = tuple(s for s in SPLITS if s != "train")
 METRICS = ("auto", *DATASET_METRICS)  # auto: the one the dataset's catalogue entry declares
 DATA_ORDERS = ("reshuffle", "fixed", "grouped")
 LOSS_WEIGHTINGS = ("batch", "token")
+# Options that say where and how one machine ran a run, not what was trained: the model card's reproduce
+# command leaves them out, and the seeds of one published run may differ in them. The decoding batch is sized
+# to the machine's memory and changes no result; TF32 matmuls exist only on recent NVIDIA GPUs (transformers
+# refuses tf32=true elsewhere), so the card states them instead.
+MACHINE_LOCAL_OPTIONS = frozenset({"output_dir", "cpu_threads", "resume_from_checkpoint", "overwrite_output_dir",
+                                   "per_device_eval_batch_size", "disable_tqdm", "tf32", "world_size"})
 
 
 class ConfigError(ValueError):
