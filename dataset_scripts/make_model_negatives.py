@@ -5,6 +5,7 @@
     python dataset_scripts/make_model_negatives.py build recogs_pos_cls --run     # trains, decodes, selects, ships
     python dataset_scripts/make_model_negatives.py verify ~/runs/model_negatives/recogs_pos_cls/shipment
     python dataset_scripts/make_model_negatives.py report ~/runs/model_negatives/recogs_pos_cls/shipment
+    python dataset_scripts/make_model_negatives.py install ~/runs/model_negatives/recogs_pos_cls/shipment
 
 Configs: ``recogs_pos_cls``, ``cfq_mcd1_cls``, ``sygns_systematicity_one_cls``. Everything goes under a work folder
 (``--work``, default ``~/runs/model_negatives/<config>``); each stage skips itself when its outputs exist and check
@@ -26,6 +27,9 @@ out, so a killed run is rerun with the same command.
 5. ``write_shipment``: ``shipment/<split>.jsonl.gz`` (sorted keys, gzip without name or time: the same negatives
    give the same bytes) and ``shipment/manifest.json`` (SHA-256 per file, generators' recipes, overrides and
    seeds, the folds' row ids, the commit). ``verify_shipment`` re-checks every shipped row.
+6. ``install``: a verified shipment copied into ``hf_recogs/model_negatives/<config>/``, where
+   ``load_dataset(<config>, negatives="model")`` reads it once its manifest's SHA-256 is pinned in
+   ``hf_recogs.benchmarks.classification.MODEL_NEGATIVES`` (the command prints the line).
 
 Generators see the decode rows' words in their vocabulary (``data_files`` validation = the rows they decode, as
 the recipes build the vocabulary from every split) but never train on them; train.py's greedy score on 1,000 of
@@ -861,6 +865,30 @@ def _set_option(values: list[str] | None, archs: dict[str, str]) -> dict[str, li
     return dict(overrides)
 
 
+def install(folder: Path, package: Path | None = None) -> Path:
+    """Copy a shipment that checks out into the package (replacing the config's earlier one) and say how to pin
+    it; returns the package folder."""
+    folder = Path(folder)
+    problems = verify_shipment(folder)
+    if problems:
+        raise NegativesError(f"{folder} does not check out ({problems[0]}; {len(problems)} problems); rebuild it")
+    manifest = read_json(folder / "manifest.json")
+    target = (package or ROOT / "hf_recogs" / "model_negatives") / manifest["config"]
+    target.mkdir(parents=True, exist_ok=True)
+    wanted = {"manifest.json", *manifest["files"]}
+    for old in target.iterdir():
+        if old.name not in wanted:
+            old.unlink()
+    for name in sorted(wanted):
+        (target / name).write_bytes((folder / name).read_bytes())
+    pin = sha256_file(target / "manifest.json")
+    size = sum((target / name).stat().st_size for name in wanted)
+    print(f"install: {len(wanted)} files ({size / 1e6:.1f} MB) in {target}\n"
+          f"install: pin it in hf_recogs/benchmarks/classification.py: MODEL_NEGATIVES[{manifest['config']!r}] = "
+          f"{pin!r}")
+    return target
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -882,7 +910,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--bf16", choices=("auto", "true", "false"), default="auto",
                    help="bf16 autocast while decoding (auto: on CPU when the generator trained in bf16)")
     for name, text in (("verify", "check a shipment (exit 1 on any problem)"),
-                       ("report", "print a shipment's distribution of negatives")):
+                       ("report", "print a shipment's distribution of negatives"),
+                       ("install", "copy a shipment that checks out into hf_recogs/model_negatives/<config>/")):
         p = sub.add_parser(name, help=text)
         p.add_argument("folder", type=Path)
     args = parser.parse_args(argv)
@@ -895,6 +924,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1 if problems else 0
         if args.command == "report":
             report(args.folder)
+            return 0
+        if args.command == "install":
+            install(args.folder)
             return 0
         archs = _arch_option(args.arch)
         work = args.work or default_work(args.config)

@@ -76,12 +76,57 @@ def test_configs_are_declared_as_classification_data():
         get_config("cfq_mcd1_cls").resolve_params({"per_row": 4})
 
 
-def test_model_negatives_are_a_one_line_error():
+def test_model_negatives_of_a_config_without_a_shipment_are_a_one_line_error(monkeypatch):
+    monkeypatch.setattr(C, "MODEL_NEGATIVES", {})
     for load in (lambda: list(get_config("recogs_pos_cls").rows("validation", negatives="model")),
                  lambda: hf_recogs.load_dataset("sygns_systematicity_one_cls", negatives="model")):
-        with pytest.raises(ValueError, match="negatives='model' are not generated yet") as err:
+        with pytest.raises(ValueError, match="no model negatives are shipped for it") as err:
             load()
         assert "\n" not in str(err.value) and "negatives='random'" in str(err.value)
+        assert "make_model_negatives.py build" in str(err.value)
+
+
+def _ship(folder, name, records_by_split):
+    """A shipment in the layout make_model_negatives.py writes: <split>.jsonl.gz + manifest.json."""
+    import gzip
+    import hashlib
+    import json
+
+    files = {}
+    (folder / name).mkdir(parents=True)
+    for split, records in records_by_split.items():
+        data = gzip.compress("".join(json.dumps(r) + "\n" for r in records).encode(), mtime=0)
+        (folder / name / f"{split}.jsonl.gz").write_bytes(data)
+        files[f"{split}.jsonl.gz"] = {"split": split, "sha256": hashlib.sha256(data).hexdigest()}
+    manifest = json.dumps({"config": name, "files": files}).encode()
+    (folder / name / "manifest.json").write_bytes(manifest)
+    return hashlib.sha256(manifest).hexdigest()
+
+
+def test_shipped_model_negatives_join_their_rows_and_are_checked_before_use(tmp_path, monkeypatch):
+    rows = [{"input": f"q{i}", "output": f"a{i}", "category": "c"} for i in range(3)]
+    neg = [{"candidate": f"w{i}{k}", "negative_source": f"model:g{k % 2}:{k // 2}", "negative_score": -0.5 * k}
+           for i in range(3) for k in range(3)]
+    records = [{"source_row": i, "category": "c", "output": f"a{i}", "negatives": neg[3 * i:3 * i + (3 - i)]}
+               for i in (2, 0, 1)]  # any order; row 2 keeps one negative (no back-fill)
+    pin = _ship(tmp_path, "toy_cls", {"validation": records})
+    monkeypatch.setattr(C, "SHIPMENTS", tmp_path)
+    monkeypatch.setattr(C, "MODEL_NEGATIVES", {"toy_cls": pin})
+    got = C._model_negatives("toy_cls", "validation", rows, [0, 1, 2], per_row=2)
+    assert got == [neg[0:2], neg[3:5], neg[6:7]]  # the first per_row, in shipped order
+    with pytest.raises(C.ShipmentError, match="cover 3 rows, the split has 4"):
+        C._model_negatives("toy_cls", "validation", [*rows, rows[0]], [0, 1, 2, 3], 3)
+    with pytest.raises(C.ShipmentError, match="row 1 were made for another output"):
+        C._model_negatives("toy_cls", "validation", [rows[0], {**rows[1], "output": "b"}, rows[2]], [0, 1, 2], 3)
+    with pytest.raises(C.ShipmentError, match="no split 'test'"):
+        C._model_negatives("toy_cls", "test", rows, [0, 1, 2], 3)
+    data = (tmp_path / "toy_cls" / "validation.jsonl.gz").read_bytes()
+    (tmp_path / "toy_cls" / "validation.jsonl.gz").write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    with pytest.raises(C.ShipmentError, match="validation.jsonl.gz: SHA-256 differs from its manifest"):
+        C._model_negatives("toy_cls", "validation", rows, [0, 1, 2], 3)
+    monkeypatch.setattr(C, "MODEL_NEGATIVES", {"toy_cls": "0" * 64})
+    with pytest.raises(C.ShipmentError, match="manifest.json: SHA-256 differs from the pinned one"):
+        C._model_negatives("toy_cls", "validation", rows, [0, 1, 2], 3)
 
 
 def test_holdout_is_a_fixed_five_percent_of_train():

@@ -338,3 +338,36 @@ def test_recogs_pos_folds_agree_with_the_classification_config(mirror, tmp_path)
     assert folds["train_holdout"]["rows"] == classification.holdout_rows(len(rows["train"]))
     assert sorted(folds["gen_A"]["rows"] + folds["gen_B"]["rows"]) == list(range(len(rows["gen"])))
     assert decodes["train_A"] == ["train_B", "train_holdout", "validation", "test"]
+
+
+def test_installed_shipment_is_what_the_classification_config_reads(built, tmp_path, monkeypatch, capsys):
+    _, _, folder = built
+    package = tmp_path / "package"
+    target = mmn.install(folder, package)
+    pin = capsys.readouterr().out.split("MODEL_NEGATIVES['recogs_pos_cls'] = ")[1].strip().strip("'")
+    assert pin == mmn.sha256_file(target / "manifest.json")
+    monkeypatch.setattr(classification, "SHIPMENTS", package)
+    monkeypatch.setattr(classification, "MODEL_NEGATIVES", {CONFIG: pin})
+    rows = synthetic_rows()
+    _, shipped = mmn.read_shipment(folder)
+    for split in ("train", "train_holdout", "validation", "gen"):
+        source = rows["train" if split == "train_holdout" else split]
+        picked = classification.split_rows(source, split)
+        got = classification._model_negatives(CONFIG, split, source, picked, per_row=3)
+        by_row = {r["source_row"]: r["negatives"] for r in shipped[split]}
+        assert got == [by_row[i] for i in picked]
+        assert all(n["negative_source"].startswith("model:") for negs in got for n in negs)
+    assert any(len(n) == 0 for n in got) and any(len(n) == 3 for n in got)  # no back-fill, as selected
+
+
+def test_install_refuses_a_shipment_that_does_not_verify(built, tmp_path, capsys):
+    _, _, folder = built
+
+    def duplicate_a_negative(rows):
+        row = next(r for r in rows if r["negatives"])
+        row["negatives"].append(dict(row["negatives"][0]))
+
+    _rewrite(folder, "validation", duplicate_a_negative)
+    with pytest.raises(mmn.NegativesError, match="does not check out") as err:
+        mmn.install(folder, tmp_path / "package")
+    assert "\n" not in str(err.value) and not (tmp_path / "package").exists()

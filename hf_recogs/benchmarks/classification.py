@@ -20,19 +20,29 @@ Negatives (``negatives``):
   fewer negatives. Equivalence: SEM for logical forms (``logical_forms.sem_verdict``; an undecided pair counts
   as equivalent), for SPARQL the same query type and the same set of clauses (a ``FILTER ( a != b )`` read both
   ways), for SyGNS FOL the same string.
-* ``model``: negatives decoded by trained seq2seq generators (the paper's kind); not generated yet.
+* ``model``: beams of trained seq2seq generators (the paper's kind), made leak-free by
+  ``dataset_scripts/make_model_negatives.py`` and shipped with the package in
+  ``hf_recogs/model_negatives/<config>/`` (one gzipped JSON-lines file per split and a ``manifest.json`` with
+  their SHA-256, the folds, the generators' recipes and the commit). ``MODEL_NEGATIVES`` pins each shipped
+  manifest by SHA-256, and every file is checked before a row is read. ``per_row`` keeps the first negatives of
+  each row (the selection's rotation order); ``seed`` plays no part.
 
 Rows: ``input``, ``candidate``, ``category`` (the source row's), ``label``, ``negative_source`` ("" for a
-positive, "random", later ``model:<generator>:<beam rank>``), ``negative_score`` (null unless from a model),
+positive, "random", or ``model:<generator>:<beam rank>``), ``negative_score`` (the beam's score; null unless
+from a model),
 ``source_row``. Scored as classification (``metric="classification"``), never by seq2seq scoring. Sizes and an
 example row: docs/DATASETS.md §9.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..dataset_config import SPLITS, DatasetConfig, Param, Row
 from . import cfq, cogs, sygns
@@ -45,6 +55,10 @@ MAX_PER_ROW = 3
 MAX_DRAWS_PER_ROW = 30  # random draws per row before it keeps fewer negatives
 NEGATIVE_KINDS = ("random", "model")
 RANDOM = "random"
+MODEL = "model"
+# The shipped model negatives: config -> SHA-256 of its manifest.json (which pins every split file's SHA-256).
+SHIPMENTS = Path(__file__).resolve().parents[1] / "model_negatives"
+MODEL_NEGATIVES: dict[str, str] = {}
 
 EXTRA_FEATURES = {"label": "int32", "negative_source": "string", "negative_score": "float32",
                   "source_row": "int32"}
@@ -153,12 +167,63 @@ def random_negatives(outputs: Sequence[str], key: Callable, same: Callable[[obje
 # Configs
 
 
+class ShipmentError(ValueError):
+    """The shipped model negatives are missing or do not check out; one line that names the fix."""
+
+
+_REBUILD = "reinstall hf_recogs, or rebuild them with dataset_scripts/make_model_negatives.py"
+
+
 def _check_negatives(name: str, negatives: str) -> None:
-    if negatives != RANDOM:
-        raise ValueError(
-            f"config {name!r}: negatives={negatives!r} are not generated yet (they come from the leak-free "
-            "seq2seq generators of the model-negative step, 4 beams each); use negatives='random' for now"
-        )
+    if negatives == MODEL and name not in MODEL_NEGATIVES:
+        shipped = ", ".join(sorted(MODEL_NEGATIVES)) or "none yet"
+        raise ShipmentError(
+            f"config {name!r}: no model negatives are shipped for it (shipped: {shipped}); use negatives='random',"
+            f" or build them with `python dataset_scripts/make_model_negatives.py build {name} --run`")
+
+
+def shipped_negatives(name: str, split: str) -> dict[int, dict]:
+    """The shipped model negatives of one split: source row -> ``{"output", "category", "negatives": [...]}``,
+    after checking the manifest against ``MODEL_NEGATIVES`` and the split's file against the manifest."""
+    _check_negatives(name, MODEL)
+    manifest_path = SHIPMENTS / name / "manifest.json"
+    manifest_bytes = _read_bytes(manifest_path)
+    if hashlib.sha256(manifest_bytes).hexdigest() != MODEL_NEGATIVES[name]:
+        raise ShipmentError(f"{manifest_path}: SHA-256 differs from the pinned one; {_REBUILD}")
+    files = json.loads(manifest_bytes)["files"]
+    file = next((f for f, entry in files.items() if entry["split"] == split), None)
+    if file is None:
+        raise ShipmentError(f"config {name!r}: the shipped model negatives have no split {split!r}; {_REBUILD}")
+    data = _read_bytes(SHIPMENTS / name / file)
+    if hashlib.sha256(data).hexdigest() != files[file]["sha256"]:
+        raise ShipmentError(f"{SHIPMENTS / name / file}: SHA-256 differs from its manifest; {_REBUILD}")
+    records = (json.loads(line) for line in gzip.decompress(data).decode("utf-8").splitlines() if line.strip())
+    return {r["source_row"]: r for r in records}
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        raise ShipmentError(f"{path} is missing; {_REBUILD}") from None
+
+
+def _model_negatives(name: str, split: str, rows: Sequence[Row], picked: Sequence[int], per_row: int) -> list:
+    """Each picked row's first ``per_row`` shipped negatives. The shipment must hold exactly the split's rows,
+    each with the row's own output (else it was built from other data)."""
+    shipped = shipped_negatives(name, split)
+    if set(shipped) != set(picked):
+        raise ShipmentError(f"config {name!r}: the shipped negatives of {split!r} cover {len(shipped)} rows, the "
+                            f"split has {len(picked)}; {_REBUILD}")
+    out = []
+    for i in picked:
+        record = shipped[i]
+        if record["output"] != rows[i]["output"]:
+            raise ShipmentError(f"config {name!r}: the shipped negatives of {split!r} row {i} were made for another "
+                                f"output; {_REBUILD}")
+        out.append([{"candidate": n["candidate"], "negative_source": n["negative_source"],
+                     "negative_score": n["negative_score"]} for n in record["negatives"][:per_row]])
+    return out
 
 
 def _source_split(split: str) -> str:
@@ -170,16 +235,19 @@ def _generator(name: str, base: DatasetConfig, key: Callable, same: Callable) ->
         _check_negatives(name, negatives)
         rows = list(base.rows(_source_split(split)))
         picked = split_rows(rows, split)
-        outputs = [rows[i]["output"] for i in picked]
-        rng = random.Random(f"hf_recogs-cls:{split}:{seed}")
-        drawn = random_negatives(outputs, key, same, per_row, rng)
+        if negatives == MODEL:
+            drawn = _model_negatives(name, split, rows, picked, per_row)
+        else:
+            outputs = [rows[i]["output"] for i in picked]
+            rng = random.Random(f"hf_recogs-cls:{split}:{seed}")
+            drawn = [[{"candidate": outputs[j], "negative_source": RANDOM, "negative_score": None} for j in negs]
+                     for negs in random_negatives(outputs, key, same, per_row, rng)]
         for i, negs in zip(picked, drawn, strict=True):
             row = rows[i]
             shared = {"input": row["input"], "category": row["category"], "source_row": i}
             yield {**shared, "candidate": row["output"], "label": 1, "negative_source": "", "negative_score": None}
-            for j in negs:
-                yield {**shared, "candidate": outputs[j], "label": 0, "negative_source": RANDOM,
-                       "negative_score": None}
+            for negative in negs:
+                yield {**shared, "label": 0, **negative}
 
     return generate
 
@@ -193,9 +261,9 @@ def _sources(name: str, base: DatasetConfig):
 
 
 _PARAMS = (
-    Param("negatives", RANDOM, "where negatives come from: random draws from the split, or model outputs "
-          "(not generated yet)", NEGATIVE_KINDS),
-    Param("seed", 0, "seed of the random negatives (the train_holdout cut is fixed)"),
+    Param("negatives", RANDOM, "where negatives come from: random draws from the split, or the shipped beams of "
+          "leak-free seq2seq generators (model)", NEGATIVE_KINDS),
+    Param("seed", 0, "seed of the random negatives (the train_holdout cut is fixed; model negatives are fixed)"),
     Param("per_row", MAX_PER_ROW, "negatives per source row, at most (fewer when draws keep colliding)",
           bounds=(1, MAX_PER_ROW)),
 )
@@ -204,6 +272,12 @@ _DECLARED: list[DatasetConfig] = []
 
 
 ANNOTATORS = "hf_recogs.structure.annotators:"  # the pair annotators (DatasetConfig.structure)
+
+
+def _negative_kinds(name: str) -> str:
+    if name in MODEL_NEGATIVES:
+        return "random from the same split, or with negatives='model' beams of leak-free seq2seq generators"
+    return "random from the same split; no model negatives shipped for this config yet"
 
 
 def _declare(name: str, module, source: str, key: Callable, same: Callable, equivalence: str,
@@ -218,7 +292,7 @@ def _declare(name: str, module, source: str, key: Callable, same: Callable, equi
             name=name,
             description=(
                 f"{base.name} as binary classification of (input, candidate) pairs (Kim et al. 2021): each row's "
-                f"positive then up to 3 negatives (random from the same split; model negatives to come); "
+                f"positive then up to 3 negatives ({_negative_kinds(name)}); "
                 f"train less a 5 % train_holdout."
             ),
             family=base.family + FAMILY_SUFFIX,
