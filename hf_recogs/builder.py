@@ -22,7 +22,7 @@ from datasets.builder import Key
 from datasets.utils.py_utils import classproperty
 
 from .registry import DatasetConfig, all_configs, get_config
-from .sources import SourceError, SourceUnavailable, fetch_bytes, is_available
+from .sources import SourceError, SourceUnavailable, fetch_bytes, fetch_path, is_available, is_large
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ def missing_split_reason(spec: DatasetConfig, split: str, params: dict) -> str |
     """Why ``split`` cannot be built now (its first unavailable upstream file), or None."""
     for file in spec.sources(split, **params):
         try:
-            fetch_bytes(file)
+            fetch_path(file) if is_large(file) else fetch_bytes(file)  # a release tarball is not read into memory
         except SourceUnavailable as err:
             return f"split {split!r} of config {spec.name!r} is unavailable: {str(err).removeprefix('hf_recogs: ')}"
     return None

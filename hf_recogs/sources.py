@@ -1,10 +1,13 @@
 """Pinned upstream files: where they come from, how they are verified, how they are read.
 
 Every byte of benchmark data that hf_recogs loads comes from one of the files listed in
-``upstream_files.tsv`` (repository, commit, path, git blob SHA-1 and/or SHA-256). A file is read from,
-in order: a mirror folder named by ``HF_RECOGS_MIRROR`` (layout ``<owner>/<repo>/<commit>/<path>``,
-plain or ``.gz``), our download cache, or its raw download address at the pinned commit. Whatever the
-origin, the content is checked against the registry before anyone sees it; nothing unverified is loaded.
+``upstream_files.tsv`` (repository, commit, path, git blob SHA-1 and/or SHA-256), or from one of the
+``RELEASE_FILES`` below (a dataset's own release at a fixed https address, outside GitHub, pinned by size and
+SHA-256). A file is read from, in order: a mirror folder named by ``HF_RECOGS_MIRROR`` (layout
+``<owner>/<repo>/<commit>/<path>``, or the address without ``https://`` for a release file; plain or
+``.gz``), our download cache, or its download address. Whatever the origin, the content is checked against
+its pin before anyone sees it; nothing unverified is loaded. Files too large to hold in memory (a release
+tarball) are read from disk: :func:`fetch_path` gives a verified local copy.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import csv
 import gzip
 import hashlib
 import io
+import logging
 import os
+import shutil
 import tempfile
 import urllib.error
 import urllib.request
@@ -36,6 +41,8 @@ PINS: dict[str, tuple[str, str]] = {
     "sygns": ("verypluming/SyGNS", "73f3876bc6057abb19b97ae7437f9c6ceb049885"),
     "slog": ("bingzhilee/SLOG", "1c55df85006d58b842520c79dcb8e1b43df2836f"),
     "cfq_mcd1": ("thousfeet/LEAR", "e26c9d875c593de6e2e51b9d66f65c6f07be9575"),  # CFQ's MCD1 split, as LEAR keeps it
+    # the structure-annotation paper's own 50/25/25 splits of CFQ (index files into the CFQ release)
+    "cfq_kim2021_splits": ("dalgu90/compositionality-classification", "ed93da47140b7ffe8d3f21926af22307e217856a"),
 }
 
 
@@ -48,6 +55,9 @@ LICENCE_NOTICES: dict[str, str] = {
     "verypluming/SyGNS": "SyGNS: CC BY-SA 4.0, © Hitomi Yanaka et al.; derived data stays CC BY-SA 4.0",
     "thousfeet/LEAR": "CFQ (MCD1 split, copy kept by LEAR): © Google LLC; CFQ's README says CC BY 4.0, its dataset "
                       "metadata CC BY-SA 3.0: treated as CC BY-SA 3.0",
+    "storage.googleapis.com/cfq_dataset": "CFQ (official release): © Google LLC; CFQ's README says CC BY 4.0, its "
+                                          "dataset metadata CC BY-SA 3.0: treated as CC BY-SA 3.0",
+    "dalgu90/compositionality-classification": "CFQ split index files of Kim et al. (2021): Apache 2.0",
 }
 
 class SourceError(RuntimeError):
@@ -64,6 +74,10 @@ class ChecksumMismatch(SourceError):
 
 @dataclass(frozen=True)
 class UpstreamFile:
+    """A pinned file: ``path`` in GitHub repository ``repo`` at ``commit``, or, when ``commit`` is empty, a
+    release file at the fixed address ``https://<repo>/<path>`` (``repo`` is then the address's host and
+    folder), which only its size and SHA-256 pin."""
+
     repo: str
     commit: str
     path: str
@@ -72,15 +86,26 @@ class UpstreamFile:
     size: int | None
 
     @property
+    def is_release(self) -> bool:
+        return not self.commit
+
+    @property
     def url(self) -> str:
+        if self.is_release:
+            return f"https://{self.repo}/{self.path}"
         return RAW_URL.format(repo=self.repo, commit=self.commit, path=self.path)
 
     @property
     def relpath(self) -> str:
-        """Path inside a mirror or cache folder: the raw address without its host."""
+        """Path inside a mirror or cache folder: the download address without its host (a raw GitHub
+        address) or without ``https://`` (a release file)."""
+        if self.is_release:
+            return f"{self.repo}/{self.path}"
         return f"{self.repo}/{self.commit}/{self.path}"
 
     def __str__(self) -> str:
+        if self.is_release:
+            return self.relpath
         return f"{self.repo}@{self.commit[:7]}:{self.path}"
 
     def expected(self) -> str:
@@ -91,20 +116,41 @@ class UpstreamFile:
     def problem(self, data: bytes) -> str | None:
         """Why ``data`` is not this file, or None when it verifies."""
         if self.size is not None and len(data) != self.size:
-            return f"has {len(data)} bytes, expected {self.size} (truncated or wrong file)"
-        if self.sha256:
-            got = hashlib.sha256(data).hexdigest()
-            if got != self.sha256:
-                return f"sha256 is {got}, expected {self.sha256}"
-        if self.git_blob:
-            got = git_blob_sha1(data)
-            if got != self.git_blob:
-                return f"git blob sha1 is {got}, expected {self.git_blob}"
+            return self.size_problem(len(data))
+        return self.digest_problem(hashlib.sha256(data).hexdigest() if self.sha256 else None,
+                                   git_blob_sha1(data) if self.git_blob else None)
+
+    def size_problem(self, size: int) -> str:
+        return f"has {size} bytes, expected {self.size} (truncated or wrong file)"
+
+    def digest_problem(self, sha256: str | None, git_blob: str | None) -> str | None:
+        """Why content with these digests is not this file (each digest is checked where the pin has one)."""
+        if self.sha256 and sha256 != self.sha256:
+            return f"sha256 is {sha256}, expected {self.sha256}"
+        if self.git_blob and git_blob != self.git_blob:
+            return f"git blob sha1 is {git_blob}, expected {self.git_blob}"
         return None
 
 
 def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+# Dataset releases published outside GitHub, at a fixed address; the mirror's registry table has no row for
+# them, so they are pinned here. The CFQ release is the tarball that TensorFlow Datasets' ``cfq`` builder
+# downloads (docs/DATASETS.md §8.5).
+RELEASE_FILES: dict[str, UpstreamFile] = {
+    "cfq": UpstreamFile(
+        repo="storage.googleapis.com/cfq_dataset",
+        commit="",
+        path="cfq.tar.gz",
+        git_blob=None,
+        sha256="979d719271eae12611643b89151f639d94092800e7e71f2d23a754c43f3eb1ba",
+        size=267_599_061,
+    ),
+}
+# Files above this size are never held in memory by fetch_bytes's cache; readers use fetch_path instead.
+LARGE_FILE_BYTES = 64 * 2**20
 
 
 @lru_cache(maxsize=1)
@@ -179,15 +225,28 @@ def _read_mirror(file: UpstreamFile) -> tuple[bytes, Path] | None:
     return None
 
 
+def _cannot_download(file: UpstreamFile, err: Exception) -> SourceUnavailable:
+    return SourceUnavailable(
+        f"hf_recogs: cannot download {file} from {file.url} ({err}); "
+        f"check the network, or set {MIRROR_ENV} to a mirror folder that holds {file.relpath}"
+    )
+
+
+def _not_here_offline(file: UpstreamFile, removed: str) -> SourceUnavailable:
+    where = f"the mirror {mirror_dir()}" if mirror_dir() else f"a mirror ({MIRROR_ENV} is not set)"
+    return SourceUnavailable(
+        f"hf_recogs: {removed}{file} ({file.expected()}) is not in {where} nor in the cache {cache_dir()}, "
+        f"and HF offline mode is on; set {MIRROR_ENV} to a folder holding {file.relpath}, "
+        f"or go online to download {file.url}"
+    )
+
+
 def _download(file: UpstreamFile, target: Path) -> bytes:
     try:
         with urllib.request.urlopen(file.url, timeout=60) as response:
             data = response.read()
     except (urllib.error.URLError, OSError) as err:
-        raise SourceUnavailable(
-            f"hf_recogs: cannot download {file} from {file.url} ({err}); "
-            f"check the network, or set {MIRROR_ENV} to a mirror folder that holds {file.relpath}"
-        ) from None
+        raise _cannot_download(file, err) from None
     problem = file.problem(data)
     if problem:
         raise ChecksumMismatch(f"hf_recogs: download of {file} from {file.url} {problem}; nothing was loaded")
@@ -199,8 +258,7 @@ def _download(file: UpstreamFile, target: Path) -> bytes:
 
 
 @lru_cache(maxsize=64)
-def fetch_bytes(file: UpstreamFile) -> bytes:
-    """The verified content of ``file``: from the mirror, the cache, or a download, in that order."""
+def _fetch_in_memory(file: UpstreamFile) -> bytes:
     found = _read_mirror(file)
     if found is not None:
         data, where = found
@@ -221,17 +279,143 @@ def fetch_bytes(file: UpstreamFile) -> bytes:
         cached.unlink()  # a corrupt cache entry is never used; fetch it again
         removed = f"the cached copy {cached} failed verification ({problem}) and was removed; "
     if offline():
-        where = f"the mirror {mirror_dir()}" if mirror_dir() else f"a mirror ({MIRROR_ENV} is not set)"
-        raise SourceUnavailable(
-            f"hf_recogs: {removed}{file} ({file.expected()}) is not in {where} nor in the cache {cache_dir()}, "
-            f"and HF offline mode is on; set {MIRROR_ENV} to a folder holding {file.relpath}, "
-            f"or go online to download {file.url}"
-        )
+        raise _not_here_offline(file, removed)
     if removed:
         import warnings
 
-        warnings.warn(f"hf_recogs: {removed}downloading {file.url} again", stacklevel=2)
+        warnings.warn(f"hf_recogs: {removed}downloading {file.url} again", stacklevel=3)
     return _download(file, cached)
+
+
+def is_large(file: UpstreamFile) -> bool:
+    return file.size is not None and file.size > LARGE_FILE_BYTES
+
+
+def fetch_bytes(file: UpstreamFile) -> bytes:
+    """The verified content of ``file``: from the mirror, the cache, or a download, in that order. Small files
+    stay cached in memory; a large one is read from its verified local copy (:func:`fetch_path`) each time."""
+    if is_large(file):
+        return fetch_path(file).read_bytes()
+    return _fetch_in_memory(file)
+
+
+# ---- large files, read from disk -------------------------------------------------------------------------
+
+_CHUNK = 2**20
+_VERIFIED_PATHS: set[tuple[UpstreamFile, str, int, int]] = set()  # (pin, path, size, mtime) checked already
+
+
+def _path_key(file: UpstreamFile, path: Path) -> tuple[UpstreamFile, str, int, int]:
+    stat = path.stat()
+    return file, str(path), stat.st_size, stat.st_mtime_ns
+
+
+def _path_problem(file: UpstreamFile, path: Path) -> str | None:
+    """Why the file at ``path`` is not ``file`` (hashed in chunks), or None; a verified copy is not hashed
+    again until it changes."""
+    key = _path_key(file, path)
+    if key in _VERIFIED_PATHS:
+        return None
+    size = key[2]
+    if file.size is not None and size != file.size:
+        return file.size_problem(size)
+    sha256, blob = hashlib.sha256(), hashlib.sha1(b"blob %d\0" % size)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            sha256.update(chunk)
+            if file.git_blob:
+                blob.update(chunk)
+    problem = file.digest_problem(sha256.hexdigest(), blob.hexdigest())
+    if problem is None:
+        _VERIFIED_PATHS.add(key)
+    return problem
+
+
+def _unpack_mirror_gz(file: UpstreamFile, packed: Path, target: Path) -> Path:
+    """The mirror's ``.gz`` copy unpacked into ``target`` (the cache) and verified there."""
+    if target.is_file() and _path_problem(file, target) is None:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as tmp:
+        try:
+            with gzip.open(packed) as source:
+                shutil.copyfileobj(source, tmp, _CHUNK)
+        except (OSError, EOFError, zlib.error) as err:
+            os.unlink(tmp.name)
+            raise ChecksumMismatch(
+                f"hf_recogs: {packed} is not a readable gzip file ({err}); restore it from {file.url}"
+            ) from None
+    _install_verified(file, Path(tmp.name), target, f"{packed} unpacks to a file that")
+    return target
+
+
+def _download_to(file: UpstreamFile, target: Path) -> None:
+    """Download ``file`` into ``target`` in chunks; nothing stays there unless it verifies."""
+    logging.getLogger(__name__).warning(
+        "hf_recogs: downloading %s (%s bytes) into %s", file.url, f"{file.size:,}" if file.size else "?", target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target.parent, delete=False) as tmp:
+        try:
+            with urllib.request.urlopen(file.url, timeout=60) as response:
+                shutil.copyfileobj(response, tmp, _CHUNK)
+        except BaseException as err:
+            os.unlink(tmp.name)
+            if isinstance(err, (urllib.error.URLError, OSError)):
+                raise _cannot_download(file, err) from None
+            raise
+    _install_verified(file, Path(tmp.name), target, f"download of {file} from {file.url}")
+
+
+def _install_verified(file: UpstreamFile, fresh: Path, target: Path, what: str) -> None:
+    problem = _path_problem(file, fresh)
+    if problem:
+        fresh.unlink()
+        raise ChecksumMismatch(f"hf_recogs: {what} {problem}; nothing was loaded")
+    os.replace(fresh, target)
+    _VERIFIED_PATHS.add(_path_key(file, target))
+
+
+def fetch_path(file: UpstreamFile) -> Path:
+    """A verified local copy of ``file``, for files too large to read into memory (a release tarball): the
+    mirror's plain copy, else the cache's, which a mirror ``.gz`` copy is unpacked into or a download written
+    to, in chunks. Raises like :func:`fetch_bytes`: SourceUnavailable (one line, naming the fix) offline
+    without a copy, ChecksumMismatch for a copy that does not verify."""
+    root = mirror_dir()
+    cached = cache_dir() / file.relpath
+    if root is not None:
+        plain = root / file.relpath
+        if plain.is_file():
+            problem = _path_problem(file, plain)
+            if problem:
+                raise ChecksumMismatch(
+                    f"hf_recogs: {plain} {problem}; replace it with the file from {file.url}, "
+                    f"or unset {MIRROR_ENV} to download it"
+                )
+            return plain
+        packed = plain.with_name(plain.name + ".gz")
+        if packed.is_file():
+            return _unpack_mirror_gz(file, packed, cached)
+    removed = ""
+    if cached.is_file():
+        problem = _path_problem(file, cached)
+        if problem is None:
+            return cached
+        cached.unlink()
+        removed = f"the cached copy {cached} failed verification ({problem}) and was removed; "
+    if offline():
+        raise _not_here_offline(file, removed)
+    _download_to(file, cached)
+    return cached
+
+
+def _clear_caches() -> None:
+    """Forget the in-memory copies and which local copies were verified (tests that rewrite files call this
+    as ``fetch_bytes.cache_clear()``)."""
+    _fetch_in_memory.cache_clear()
+    _VERIFIED_PATHS.clear()
+
+
+fetch_bytes.cache_clear = _clear_caches  # type: ignore[attr-defined]
 
 
 def read_text(file: UpstreamFile) -> str:

@@ -405,6 +405,8 @@ def _short_pin(pin: str) -> str:
 
     names = {f"{r}@{c}": key for key, (r, c) in PINS.items()}
     repo_name, commit = pin.split("@")[0], pin.split("@")[1]
+    if not commit:  # a release file at a fixed address, pinned by SHA-256 (sources.RELEASE_FILES)
+        return f"`{repo_name}` (release, SHA-256 pinned)"
     return f"`{repo_name}@{commit[:12]}`" + (f" ({names[pin]})" if pin in names else "")
 
 
@@ -469,7 +471,7 @@ def _card_licences(with_data: list[ExportedConfig]) -> list[str]:
 
 
 def _card_provenance(with_data: list[ExportedConfig]) -> list[str]:
-    from hf_recogs.sources import PINS
+    from hf_recogs.sources import PINS, RELEASE_FILES
 
     prov = _provenance()
     lines = ["## How this repository was built and verified", "",
@@ -487,6 +489,9 @@ def _card_provenance(with_data: list[ExportedConfig]) -> list[str]:
     for key, (r, c) in PINS.items():
         if f"{r}@{c}" in used:
             lines.append(f"  - {key}: [`{r}@{c}`](https://github.com/{r}/tree/{c})")
+    for key, file in RELEASE_FILES.items():
+        if f"{file.repo}@" in used:
+            lines.append(f"  - {key} release: <{file.url}> ({file.size:,} bytes, SHA-256 `{file.sha256}`)")
     lines.append("")
     return lines
 

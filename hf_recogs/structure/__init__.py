@@ -3,12 +3,13 @@ structure-annotation method of Kim, Ravikumar, Ainslie & Ontañón 2021 on our b
 
 Every annotator returns a :class:`Structure` (or raises :class:`StructureError` / returns None for a candidate
 that does not parse, as its docstring says): COGS / ReCOGS sentences and logical forms (``cogs_*``), CFQ
-questions (tokens only: MCD1 has no rule trees) and SPARQL queries (``cfq_*``), SCAN commands, SyGNS sentences
-and variable-free forms. The links are pairs (input token index, output token index)."""
+questions (a tree from the release's rule tree; tokens only for the MCD1 copy, which has none) and SPARQL
+queries (``cfq_*``), SCAN commands, SyGNS sentences and variable-free forms. The links are pairs (input token index, output token index)."""
 
 from .cfq import cross_links as cfq_cross_links
 from .cfq import query_structure as cfq_query_structure
 from .cfq import question_structure as cfq_question_structure
+from .cfq import question_tree as cfq_question_tree
 from .cogs import CogsAnnotation, CogsLexicon, CogsParse
 from .cogs import annotate as cogs_annotate
 from .cogs import cross_links as cogs_cross_links
@@ -27,7 +28,7 @@ __all__ = [
     "OUTSIDE", "ROOT", "Structure", "StructureError",
     "CogsAnnotation", "CogsLexicon", "CogsParse", "cogs_annotate", "cogs_cross_links", "cogs_default_lexicon",
     "cogs_gold_relations", "cogs_learn_lexicon", "cogs_lf_structure", "cogs_parse_sentence",
-    "cfq_cross_links", "cfq_query_structure", "cfq_question_structure",
+    "cfq_cross_links", "cfq_query_structure", "cfq_question_structure", "cfq_question_tree",
     "scan_command_structure",
     "sygns_cross_links", "sygns_sentence_structure", "sygns_vf_structure",
 ]

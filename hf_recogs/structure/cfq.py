@@ -7,15 +7,26 @@ are its children; ``WHERE`` has one child per clause; a triple ``s p o`` is the 
 the ``FILTER`` keyword (its clause is the ``!=`` node) are outside the tree. Every occurrence of a variable or
 entity is a node of its own; repeated occurrences are not joined.
 
-The question side has no tree: CFQ's MCD1 copy carries no rule derivations and we have no CFQ question grammar,
-so :func:`question_structure` gives the question's tokens with every token outside the tree. A classifier
-that reads it uses the variants of the method that need no question tree (query tree, cross-links, question
-block).
+The question tree needs the question's grammar-rule derivation, which only rows read from the official CFQ
+release carry (their ``rule_tree`` column, ``hf_recogs.benchmarks.cfq.grammar_tree``). :func:`question_tree`
+builds it as the structure-annotation method does: one *structure token* per constituent, labelled by its
+rule's left-hand side and appended after the words in pre-order; each word hangs from the constituent whose
+rule produced it; an enumeration (``ENUMERATION``, ``COMPLETED_AND``) keeps only its first and last part, the
+parts of a nested enumeration moving up, so ``,`` and ``and`` fall outside the tree; a constituent with one
+child is that child (unary chains collapse). A rule word that preprocessing split (``'s`` → ``' s``) attaches
+by its first piece; the rest stays outside, as in the method.
+
+Rows without a derivation (``cfq_mcd1``: the LEAR copy keeps none) get :func:`question_structure`, the
+question's tokens with every token outside the tree. A classifier that reads it uses the variants of the
+method that need no question tree (query tree, cross-links, question block).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from .tree import OUTSIDE, ROOT, Structure, StructureError
 
@@ -86,10 +97,129 @@ def query_structure(query: str) -> Structure:
 
 
 def question_structure(question: str) -> Structure:
-    """The question's tokens and no tree (every head OUTSIDE): MCD1 has no question derivations (module
+    """The question's tokens and no tree (every head OUTSIDE), for rows without a rule tree (module
     docstring)."""
     tokens = tuple(_tokens(question))
     return Structure(tokens, (OUTSIDE,) * len(tokens), len(tokens))
+
+
+ENTITY_WORD = "[ENTITY]"  # the rule word that an anonymised entity M0 … M9 fills
+ENUMERATIONS = ("ENUMERATION", "COMPLETED_AND")
+
+
+@dataclass
+class _Constituent:
+    label: str
+    children: list  # word indices (int) and constituents, in order
+
+
+def _rule_parts(node: Any) -> tuple[str, str, list]:
+    """(left-hand side, right-hand side, children) of a rule-tree node ``["LHS=RHS", child, …]``."""
+    if not isinstance(node, list) or not node or not isinstance(node[0], str) or "=" not in node[0]:
+        raise StructureError(f"a rule-tree node is [\"LHS=RHS\", child, ...], not {str(node)[:60]!r}")
+    lhs, _, rhs = node[0].partition("=")
+    return lhs, rhs, node[1:]
+
+
+def _names_at(rhs: str, pos: int, symbol: str) -> bool:
+    """Whether the right-hand side names ``symbol`` at ``pos`` (symbols are joined by ``_``)."""
+    end = pos + len(symbol)
+    return rhs.startswith(symbol, pos) and (end == len(rhs) or rhs[end] == "_")
+
+
+def _shaped(label: str, items: list) -> int | _Constituent:
+    """A constituent after the method's two simplifications: enumerations keep their first and last part
+    (the parts of a nested enumeration move up), and a constituent with one child is that child."""
+    if label in ENUMERATIONS and len(items) >= 2:
+        first, last = items[0], items[-1]
+        nested = isinstance(first, _Constituent) and first.label == "ENUMERATION"
+        items = [*(first.children if nested else [first]), last]
+    if len(items) == 1:
+        return items[0]
+    return _Constituent(label, items)
+
+
+class _Derivation:
+    """A rule tree read against the question's tokens, left to right."""
+
+    def __init__(self, tokens: list[str]):
+        self.tokens = tokens
+        self.next = 0
+
+    def _take(self, expected: str, rule: str) -> int:
+        if self.next >= len(self.tokens):
+            raise StructureError(f"rule {rule!r} wants {expected!r} after the question's last token")
+        token = self.tokens[self.next]
+        fits = ENTITY.fullmatch(token) if expected == ENTITY_WORD else token.lower() == expected.lower()
+        if not fits:
+            raise StructureError(f"rule {rule!r} wants {expected!r} at token {self.next}, the question has {token!r}")
+        self.next += 1
+        return self.next - 1
+
+    def words(self, symbol: str, rule: str) -> list[int]:
+        """The tokens of a terminal symbol; each word attaches by its first token (module docstring)."""
+        from ..benchmarks.cfq import preprocess_question
+
+        attached = []
+        for word in symbol.split():
+            pieces = [word] if word == ENTITY_WORD else preprocess_question(word).split()
+            taken = [self._take(piece, rule) for piece in pieces]
+            attached.append(taken[0])
+        return attached
+
+    def constituent(self, node: Any) -> int | _Constituent:
+        lhs, rhs, children = _rule_parts(node)
+        rule, items, pos = node[0], [], 0
+        pending = list(children)
+        while pos < len(rhs):
+            child_lhs = _rule_parts(pending[0])[0] if pending else None
+            if child_lhs is not None and _names_at(rhs, pos, child_lhs):
+                items.append(self.constituent(pending.pop(0)))
+                pos += len(child_lhs) + 1
+            else:
+                end = rhs.find("_", pos)
+                end = len(rhs) if end < 0 else end
+                items.extend(self.words(rhs[pos:end], rule))
+                pos = end + 1
+        if pending:
+            raise StructureError(f"rule {rule!r} does not name its child {pending[0][0]!r}")
+        return _shaped(lhs, items)
+
+
+def _as_structure(tokens: list[str], root: int | _Constituent) -> Structure:
+    labels: list[str] = []
+    heads: list[int | None] = [OUTSIDE] * len(tokens)
+
+    def place(item: int | _Constituent, parent: int) -> None:
+        if isinstance(item, int):
+            heads[item] = parent
+            return
+        index = len(tokens) + len(labels)
+        labels.append(item.label)
+        heads.append(parent)
+        for child in item.children:
+            place(child, index)
+
+    place(root, ROOT)
+    return Structure(tuple(tokens) + tuple(labels), tuple(heads), len(tokens))
+
+
+def question_tree(question: str, rule_tree: str | list) -> Structure:
+    """The question tree of a CFQ question from its grammar-rule derivation (module docstring): the question's
+    tokens, then one structure token per constituent labelled by its rule's left-hand side, in pre-order.
+    ``rule_tree`` is a release row's ``rule_tree`` (JSON nested lists ``["LHS=RHS", child, …]``) or the lists
+    themselves. Raises :class:`StructureError` (one line) when the derivation does not spell the question."""
+    tokens = _tokens(question)
+    if isinstance(rule_tree, str):
+        try:
+            rule_tree = json.loads(rule_tree)
+        except json.JSONDecodeError as err:
+            raise StructureError(f"the rule tree is not JSON ({err})") from None
+    derivation = _Derivation(tokens)
+    root = derivation.constituent(rule_tree)
+    if derivation.next != len(tokens):
+        raise StructureError(f"the derivation spells {derivation.next} of the question's {len(tokens)} tokens")
+    return _as_structure(tokens, root)
 
 
 def cross_links(question: str, query: str, entities_only: bool = True) -> list[tuple[int, int]]:
