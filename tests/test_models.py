@@ -282,7 +282,7 @@ def test_lstm_cache_and_beams(trained, tok, monkeypatch):
     assert torch.equal(cached, model.generate(**inputs, max_length=12, use_cache=False))
     assert fed == list(range(1, len(fed) + 1))  # without the cache the whole prefix is re-read
     monkeypatch.undo()
-    beams = model.generate(**inputs, max_length=12, num_beams=3)  # runs without the cache
+    beams = model.generate(**inputs, max_length=12, num_beams=3)  # beams reorder the cached state
     assert beams.shape[0] == 8
     # Teacher-forced logits equal step-by-step logits with the recurrent state.
     labels = tok(text_target=TGT[:2], padding=True, return_tensors="pt")["input_ids"]

@@ -19,11 +19,19 @@ Architecture (as the reference ``model/encoder_decoder_lstm.py`` of frankaging/R
   SCAN set-up uses 0.5). Evaluation losses are always teacher-forced.
 - weights initialised with PyTorch's defaults, as the reference (embeddings N(0, 1), LSTM and Linear uniform).
 
-Cache: the decoder LSTM state ``(h, c)``, each ``(batch, layers, hidden)`` (batch first so that generation can
-expand it), passed as ``cache`` (transformers 5.24 renamed ``past_key_values`` to ``cache``; both names are
-accepted, and outputs use the installed version's name, so that ``generate`` feeds the state back). Greedy
-decoding with and without the cache gives the same tokens. A recurrent
-state cannot be reordered by transformers' beam search, so ``generate(num_beams>1)`` runs without the cache.
+Incremental decoding (the cache): the decoder has no input feeding, so after step t everything step t+1 needs
+besides its input token is the decoder recurrent state ``(h, c)`` of every layer (the attention reads the fixed
+encoder outputs, which ``generate`` computes once and keeps). ``forward`` returns that state as an
+``LstmSeq2SeqState``, a ``(hidden, cell)`` tuple, each ``(batch, layers, hidden)`` (batch first, so that
+generation can expand and reorder it along dim 0), under the installed transformers version's cache name
+(``cache`` in transformers 5.24, ``past_key_values`` in older versions; ``forward`` accepts both). ``generate``
+feeds it back, and ``prepare_inputs_for_generation`` then passes only the newest token: a step costs the same
+at any prefix length, in greedy decoding and in beam search alike. Beam search reorders the state after every
+step through the model's ``_reorder_cache`` (transformers 5.24's ``_beam_search`` calls that hook when a model
+defines it, and otherwise needs a ``transformers.Cache``), which keeps the surviving beams' rows in their new
+order. ``generate(use_cache=False)`` keeps the old path, which re-runs the decoder over the whole prefix at
+every step (quadratic in the output length); it gives the same tokens and, up to float rounding, the same
+scores (tests/test_lstm_decoding.py checks both).
 """
 
 from __future__ import annotations
@@ -44,6 +52,26 @@ from .configuration_lstm_seq2seq import LstmSeq2SeqConfig
 # the other name generate() would drop the state and re-read the whole prefix at every step (same tokens,
 # quadratic time).
 CACHE_FIELD = "cache" if "cache" in Seq2SeqLMOutput.__dataclass_fields__ else "past_key_values"
+
+
+class LstmSeq2SeqState(tuple):
+    """The decoder's recurrent state between generation steps: ``(hidden, cell)``, each ``(batch, layers,
+    hidden)``; for a GRU ``cell`` is zeros that nothing reads. A plain tuple for everything that unpacks it."""
+
+    # What transformers' generation loop may ask of a cache: a recurrent state cannot be cut back to an earlier
+    # length, and it is not a static (compilable) cache.
+    is_croppable = False
+    is_compileable = False
+
+    def __new__(cls, states):
+        states = tuple(states)
+        if len(states) != 2:
+            raise ValueError(f"an LSTM decoder state is (hidden, cell), got {len(states)} tensors")
+        return super().__new__(cls, states)
+
+    def reorder(self, index: torch.LongTensor) -> LstmSeq2SeqState:
+        """The state of the rows ``index`` (beam search: the beams that survive a step), in that order."""
+        return LstmSeq2SeqState(s.index_select(0, index.to(s.device)) for s in self)
 
 
 @dataclass
@@ -222,6 +250,9 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
     ) -> Seq2SeqLMOutput | tuple:
         """``decoder_attention_mask`` is accepted for API compatibility and not needed: the decoder is causal and
         right padding cannot influence earlier positions; padded label positions (-100) are left out of the loss.
+        ``cache`` (or ``past_key_values``): the state a previous call returned; ``decoder_input_ids`` then
+        continue from it (in generation, only the newest token). Without it the decoder starts from the
+        encoder's final state. With ``use_cache`` the output carries the state after the last position.
         """
         use_cache = self.config.use_cache if use_cache is None else use_cache
         return_dict = self.config.return_dict if return_dict is None else return_dict
@@ -263,7 +294,7 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
                 logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1), ignore_index=-100
             )
 
-        new_past = (h.transpose(0, 1), c.transpose(0, 1)) if use_cache else None
+        new_past = LstmSeq2SeqState((h.transpose(0, 1), c.transpose(0, 1))) if use_cache else None
         if not return_dict:
             out = (logits, new_past, encoder_outputs.last_hidden_state)
             return ((loss,) + out) if loss is not None else out
@@ -311,17 +342,17 @@ class LstmSeq2SeqForConditionalGeneration(LstmSeq2SeqPreTrainedModel, Generation
             "use_cache": use_cache,
         }
 
-    def generate(self, *args, **kwargs):
-        # transformers' beam search cannot reorder a recurrent state: decode beams without the cache.
-        generation_config = kwargs.get("generation_config") or self.generation_config
-        num_beams = kwargs.get("num_beams", getattr(generation_config, "num_beams", 1)) or 1
-        if num_beams > 1:
-            kwargs["use_cache"] = False
-        return super().generate(*args, **kwargs)
+    def _reorder_cache(self, cache, beam_idx: torch.LongTensor):
+        """Called by transformers' beam search after every step (``beam_idx``: for each row of the next step,
+        the flat ``batch * beams`` row it continues)."""
+        if cache is None:
+            return None
+        return LstmSeq2SeqState(cache).reorder(beam_idx)
 
 
 __all__ = [
     "LstmSeq2SeqEncoderOutput",
     "LstmSeq2SeqForConditionalGeneration",
     "LstmSeq2SeqPreTrainedModel",
+    "LstmSeq2SeqState",
 ]
