@@ -74,6 +74,32 @@ def test_a_classifier_trains_and_scores_every_row(tmp_path):
     assert [r["probability"] for r in again] == pytest.approx([r["probability"] for r in rows], abs=1e-5)
 
 
+def test_the_lstm_classifier_trains_through_train_py_without_relations(tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    from hf_recogs.train import run as run_module
+
+    seen = []
+    collate = run_module.pair_collator
+
+    def spy(exp, tokenizer, model):
+        collator = collate(exp, tokenizer, model)
+        seen.append(collator.relations)
+        return collator
+
+    cfg = write_config(tmp_path, arch="lstm_classifier",
+                       model_overrides={"embedding_size": 16, "hidden_size": 16, "num_layers": 1})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(run_module, "pair_collator", spy)
+        assert main([str(cfg)]) == 0
+    seed_dir = tmp_path / "out" / "seed_3"
+    res = json.loads((seed_dir / "results.json").read_text())
+    assert res["arch"] == "lstm_classifier" and res["splits"]["test"]["roc_auc"] > 0.9, res["splits"]["test"]
+    assert seen and not any(seen)  # no (length x length) relation labels built for a model that ignores them
+    loaded = AutoModelForSequenceClassification.from_pretrained(seed_dir)
+    assert type(loaded).__name__ == "LstmClassifierForSequenceClassification"
+
+
 @pytest.mark.parametrize(("extra", "needle"), [
     ({"arch": "transformer"}, "is a seq2seq model; (input, candidate) classification trains structure_encoder"),
     ({"metric": "sem"}, "is a classifier; it trains on a classification config"),

@@ -9,7 +9,12 @@
   ``transformer.py`` for why the reference 0.02 collapses on this stack, ``init_std=0.02`` to restore it);
 - ``"lstm"``: the reference LSTM with attention (custom ``lstm_seq2seq`` model; registered with the Auto classes
   when this package is imported, and saved with its code + ``auto_map`` for ``trust_remote_code=True``);
-- ``"relative_transformer"``: the same Transformer size on ``T5ForConditionalGeneration`` (relative positions).
+- ``"relative_transformer"``: the same Transformer size on ``T5ForConditionalGeneration`` (relative positions);
+- ``"structure_transformer"`` (``STRUCTURE_ARCHITECTURES``, the structure track): ``transformer`` whose encoder
+  self-attention reads the input sentence's parse tree (``relation_ids``; ``configuration_structure_transformer.py``
+  / ``modeling_structure_transformer.py``), registered with ``AutoModelForSeq2SeqLM`` the same two ways as the
+  LSTM. Kept out of ``ARCHITECTURES`` (the four baselines, which read nothing but tokens); ``SEQ2SEQ_ARCHITECTURES``
+  holds all five.
 
 Special token ids (``<pad>`` 0, ``<s>`` 1 = decoder start, ``</s>`` 2) are taken from the tokenizer and set on the
 config and on the generation config; ``generation_config.max_length = max_positions``, greedy decoding.
@@ -24,17 +29,29 @@ from __future__ import annotations
 import dataclasses
 import warnings
 
-from transformers import (AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, GenerationConfig,
-                          PreTrainedModel)
+from transformers import (
+    AutoConfig,
+    AutoModelForSeq2SeqLM,
+    AutoModelForSequenceClassification,
+    BartConfig,
+    GenerationConfig,
+    PreTrainedModel,
+)
 
+from .configuration_lstm_classifier import LstmClassifierConfig
 from .configuration_lstm_seq2seq import LstmSeq2SeqConfig
 from .configuration_structure_encoder import StructureEncoderConfig
+from .configuration_structure_transformer import StructureTransformerConfig
+from .modeling_lstm_classifier import LstmClassifierForSequenceClassification
 from .modeling_lstm_seq2seq import LstmSeq2SeqForConditionalGeneration
 from .modeling_structure_encoder import StructureEncoderForSequenceClassification
+from .modeling_structure_transformer import StructureTransformerForConditionalGeneration
 from .transformer import MODEL_CLASSES, bart_config, t5_config
 
-ARCHITECTURES = ("transformer", "reference_transformer", "lstm", "relative_transformer")  # seq2seq models
-CLASSIFIERS = ("structure_encoder",)  # (input, candidate) classifiers
+ARCHITECTURES = ("transformer", "reference_transformer", "lstm", "relative_transformer")  # seq2seq baselines
+STRUCTURE_ARCHITECTURES = ("structure_transformer",)  # seq2seq models that also read the input's parse
+SEQ2SEQ_ARCHITECTURES = ARCHITECTURES + STRUCTURE_ARCHITECTURES
+CLASSIFIERS = ("structure_encoder", "lstm_classifier")  # (input, candidate) classifiers
 
 # EncoderDecoderModel (the reference Transformer) warns on every first forward with labels that transformers
 # 4.12 changed how its loss is computed: true, and irrelevant for a model trained from scratch today.
@@ -51,10 +68,35 @@ AutoModelForSequenceClassification.register(StructureEncoderConfig, StructureEnc
                                             exist_ok=True)
 StructureEncoderConfig.register_for_auto_class()
 StructureEncoderForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")
+# The classification paper's LSTM baseline: the same two ways.
+AutoConfig.register(LstmClassifierConfig.model_type, LstmClassifierConfig, exist_ok=True)
+AutoModelForSequenceClassification.register(LstmClassifierConfig, LstmClassifierForSequenceClassification,
+                                            exist_ok=True)
+LstmClassifierConfig.register_for_auto_class()
+LstmClassifierForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")
+# The structure track's seq2seq model: the same two ways as the LSTM.
+AutoConfig.register(StructureTransformerConfig.model_type, StructureTransformerConfig, exist_ok=True)
+AutoModelForSeq2SeqLM.register(StructureTransformerConfig, StructureTransformerForConditionalGeneration,
+                               exist_ok=True)
+StructureTransformerConfig.register_for_auto_class()
+StructureTransformerForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
 
 
 def _lstm_config(vocab_size: int, special_ids: dict, max_positions: int, **overrides) -> LstmSeq2SeqConfig:
     return LstmSeq2SeqConfig(vocab_size=vocab_size, **{**special_ids, **overrides})
+
+
+def _structure_transformer_config(vocab_size: int, special_ids: dict, max_positions: int,
+                                  **overrides) -> StructureTransformerConfig:
+    """``bart_config``'s sizes and init (so that structure off is our ``transformer``), plus the structure
+    options of ``StructureTransformerConfig``."""
+    own = {f.name for f in dataclasses.fields(StructureTransformerConfig)} - {f.name for f in dataclasses.fields(
+        BartConfig)}
+    structure = {k: overrides.pop(k) for k in sorted(own) if k in overrides}
+    bart = bart_config(vocab_size, special_ids, max_positions, **overrides)
+    kept = {k: v for k, v in bart.to_dict().items() if k not in ("model_type", "transformers_version",
+                                                                  "architectures", "_name_or_path")}
+    return StructureTransformerConfig(**kept, **structure, attn_implementation=bart._attn_implementation)
 
 
 def _structure_encoder_config(vocab_size: int, special_ids: dict, max_positions: int,
@@ -63,13 +105,22 @@ def _structure_encoder_config(vocab_size: int, special_ids: dict, max_positions:
                                   max_position_embeddings=max_positions, **overrides)
 
 
+def _lstm_classifier_config(vocab_size: int, special_ids: dict, max_positions: int,
+                           **overrides) -> LstmClassifierConfig:
+    return LstmClassifierConfig(vocab_size=vocab_size, pad_token_id=special_ids["pad_token_id"],
+                                max_position_embeddings=max_positions, **overrides)
+
+
 _BUILDERS = {
     "transformer": MODEL_CLASSES["transformer"],
     "reference_transformer": MODEL_CLASSES["reference_transformer"],
     "lstm": (LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, _lstm_config),
     "relative_transformer": MODEL_CLASSES["relative_transformer"],
+    "structure_transformer": (StructureTransformerConfig, StructureTransformerForConditionalGeneration,
+                              _structure_transformer_config),
     "structure_encoder": (StructureEncoderConfig, StructureEncoderForSequenceClassification,
                           _structure_encoder_config),
+    "lstm_classifier": (LstmClassifierConfig, LstmClassifierForSequenceClassification, _lstm_classifier_config),
 }
 
 # Config fields that are bookkeeping, not model settings: not accepted as overrides.
@@ -90,7 +141,8 @@ def _builders(arch: str):
     try:
         return _BUILDERS[arch]
     except KeyError:
-        raise ValueError(f"unknown architecture {arch!r}; valid: {', '.join(ARCHITECTURES + CLASSIFIERS)}") from None
+        raise ValueError(f"unknown architecture {arch!r}; valid: "
+                         f"{', '.join(SEQ2SEQ_ARCHITECTURES + CLASSIFIERS)}") from None
 
 
 def special_token_ids(tokenizer) -> dict:
@@ -173,10 +225,16 @@ def count_parameters(model) -> int:
 __all__ = [
     "ARCHITECTURES",
     "CLASSIFIERS",
+    "SEQ2SEQ_ARCHITECTURES",
+    "STRUCTURE_ARCHITECTURES",
+    "LstmClassifierConfig",
+    "LstmClassifierForSequenceClassification",
     "LstmSeq2SeqConfig",
     "LstmSeq2SeqForConditionalGeneration",
     "StructureEncoderConfig",
     "StructureEncoderForSequenceClassification",
+    "StructureTransformerConfig",
+    "StructureTransformerForConditionalGeneration",
     "bart_config",
     "build_config",
     "build_model",

@@ -142,6 +142,8 @@ class StructureEncoderPreTrainedModel(PreTrainedModel):
 class StructureEncoderForSequenceClassification(StructureEncoderPreTrainedModel):
     """One logit on ``[CLS]`` (position 0); the loss is sigmoid cross-entropy against float labels 0 / 1."""
 
+    reads_relations = True  # the data collator builds ``relation_ids`` for every pair
+
     def __init__(self, config: StructureEncoderConfig):
         super().__init__(config)
         self.embeddings = StructureEncoderEmbeddings(config)

@@ -108,6 +108,20 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
             "pipeline works, not how well the model generalises.")
 
 
+def _structure_track_note(results: dict[str, Any]) -> str:
+    """The structure track of a run whose model read its inputs' parse trees (nothing for other runs)."""
+    structure = results.get("input_structure")
+    if not structure or structure.get("track") != "with input structure":
+        return ""
+    unparsed = ", ".join(f"{n} in {split}" for split, n in structure.get("unparsed_inputs", {}).items())
+    return (f"\n\nTrack: **with input structure**. The encoder read the parse tree of every input from hf_recogs' "
+            f"own parser (`{structure.get('parser')}`, which reads the sentence alone, never the gold output): "
+            f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "
+            f"{structure.get('of_heads')} heads in encoder layers {structure.get('structure_layers')}, over the "
+            f"{structure.get('tree')}. Inputs without a parse: {unparsed or 'not counted'}. To decode, lay the "
+            "inputs out with `hf_recogs.train.data.SourceLayout` (it adds the `relation_ids` the encoder needs).")
+
+
 # The card's reproduce command names the seed itself and leaves out what only says how one machine ran it.
 RUN_LOCAL_OPTIONS = MACHINE_LOCAL_OPTIONS | {"seeds"}
 
@@ -276,7 +290,7 @@ def _template_fields(results: dict[str, Any], example: str | None,
         groups_explanation=" ".join(dict.fromkeys(
             e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
         summary=(f"A `{results['arch']}` {kind} trained from scratch on the hf_recogs `{dataset}` config (seed "
-                 f"{results['seed']})." + _partial_run_warning(results)),
+                 f"{results['seed']})." + _partial_run_warning(results) + _structure_track_note(results)),
         classifier=classifier,
         reproduce=reproduce_command(results),
         # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost

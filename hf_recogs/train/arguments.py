@@ -59,8 +59,9 @@ class ExperimentArguments:
         },
     )
     arch: str = field(default="transformer", metadata={
-        "help": "transformer | reference_transformer | lstm | relative_transformer (seq2seq); structure_encoder "
-                "(the classifier of (input, candidate) configs)"})
+        "help": "transformer | reference_transformer | lstm | relative_transformer (seq2seq); "
+                "structure_transformer (seq2seq whose encoder reads the input's parse: COGS-grammar configs); "
+                "structure_encoder | lstm_classifier (classifiers of (input, candidate) configs)"})
     model_overrides: dict[str, Any] | str | None = field(
         default=None,
         metadata={"help": "keyword overrides for hf_recogs.models.build_model (mapping or JSON), e.g. {d_model: 64}"},
@@ -170,10 +171,10 @@ class ExperimentArguments:
 
     def __post_init__(self):
         """Checks that need no other argument; a problem raises :class:`ConfigError` (one line)."""
-        from ..models import ARCHITECTURES, CLASSIFIERS
+        from ..models import CLASSIFIERS, SEQ2SEQ_ARCHITECTURES
 
-        if self.arch not in ARCHITECTURES + CLASSIFIERS:
-            raise ConfigError(f"arch={self.arch!r} is not one of {', '.join(ARCHITECTURES + CLASSIFIERS)}")
+        if self.arch not in SEQ2SEQ_ARCHITECTURES + CLASSIFIERS:
+            raise ConfigError(f"arch={self.arch!r} is not one of {', '.join(SEQ2SEQ_ARCHITECTURES + CLASSIFIERS)}")
         if self.metric not in METRICS:
             raise ConfigError(f"metric={self.metric!r} is not one of {', '.join(METRICS)}")
         if self.cpu_bf16 not in ("auto", "true", "false"):
@@ -203,6 +204,7 @@ class ExperimentArguments:
         else:
             self._check_dataset()
         self._check_task()
+        self._check_input_structure()
         for name in ("max_train_samples", "max_eval_samples", "cpu_threads"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -225,6 +227,15 @@ class ExperimentArguments:
                                   f"trains {' or '.join(CLASSIFIERS)}")
             raise ConfigError(f"arch={self.arch!r} is a classifier; it trains on a classification config "
                               "(e.g. recogs_pos_cls) or data_files with metric: classification")
+
+    def _check_input_structure(self) -> None:
+        """structure_transformer reads our parse of COGS-grammar inputs: refuse other benchmarks now."""
+        from ..models import STRUCTURE_ARCHITECTURES
+
+        if self.arch in STRUCTURE_ARCHITECTURES:
+            from .data import check_structure_family
+
+            check_structure_family(self.dataset, self.arch)
 
     def _check_data_files(self) -> None:
         bad = [s for s in self.data_files if s not in SPLITS]
@@ -515,11 +526,15 @@ def _check_optimiser(targs) -> None:
 def _check_model_overrides(exp: ExperimentArguments) -> None:
     """Build the model's config now, so that e.g. d_model not divisible by the heads is a one-line error before
     any data is loaded."""
+    from huggingface_hub.errors import StrictDataclassError
+
     from ..models import build_config
 
     try:
         build_config(exp.arch, vocab_size=16, max_positions=exp.max_positions, **exp.model_overrides)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, StrictDataclassError) as exc:
+        # a config's own checks (``validate_architecture``) arrive wrapped: their cause is the message
+        exc = exc.__cause__ if isinstance(exc, StrictDataclassError) and exc.__cause__ is not None else exc
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(f"model_overrides for {exp.arch}: {first}") from None
 

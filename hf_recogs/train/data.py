@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 
 from .arguments import ConfigError, ExperimentArguments
@@ -108,12 +109,18 @@ def stratified_sample(ds, n: int, seed: int = 0) -> list[int]:
 
 def build_vocabulary(exp: ExperimentArguments, raw):
     """The word-level tokenizer over the words of ``tokenizer_splits`` (both sides; for (input, candidate)
-    pairs also the labels of the structure tokens that the annotations add)."""
+    pairs, and for a structure_transformer with structure tokens, also the labels of the structure tokens that
+    the annotations add)."""
     from ..tokenization import build_tokenizer
 
     splits = [s for s in exp.tokenizer_splits if s in raw]
     second = "candidate" if is_classification(exp) else "output"
     extra = structure_labels(pair_annotator(exp), raw["train"]) if second == "candidate" else []
+    config = structure_config(exp)
+    if config is not None and config.structure_tokens:  # the constituent labels the encoder inputs carry
+        parse, _, _ = source_parser(exp)
+        extra = sorted({label for text in set(raw["train"]["input"])
+                        for label in _constituent_labels(parse, text)})
     return build_tokenizer(
         (x for s in splits for x in raw[s]["input"]),
         (y for s in splits for y in [*raw[s][second], *([" ".join(extra)] if s == "train" else [])]),
@@ -157,12 +164,14 @@ def structure_labels(annotate, rows) -> list[str]:
 
 
 class PairCollator:
-    """Batches of (input, candidate) rows for the structure-masked classifier: each pair annotated and laid out
-    by ``hf_recogs.structure.pairs.encode_pair``, padded to the batch's longest (relations of padding: none)."""
+    """Batches of (input, candidate) rows for the classifiers: each pair annotated and laid out by
+    ``hf_recogs.structure.pairs.encode_pair``, padded to the batch's longest (relations of padding: none);
+    ``relations=False`` (a model that reads tokens and segments only) leaves ``relation_ids`` out."""
 
-    def __init__(self, tokenizer, annotate, structure_tokens: bool = True, max_length: int = 256):
+    def __init__(self, tokenizer, annotate, structure_tokens: bool = True, max_length: int = 256,
+                 relations: bool = True):
         self.tokenizer, self.annotate = tokenizer, annotate
-        self.structure_tokens, self.max_length = structure_tokens, max_length
+        self.structure_tokens, self.max_length, self.relations = structure_tokens, max_length, relations
 
     def encode(self, source: str, candidate: str):
         from ..structure.pairs import encode_pair
@@ -178,23 +187,31 @@ class PairCollator:
         length = max(len(p) for p in pairs)
         batch = {"input_ids": torch.full((len(pairs), length), self.tokenizer.pad_token_id),
                  "attention_mask": torch.zeros((len(pairs), length), dtype=torch.long),
-                 "token_type_ids": torch.zeros((len(pairs), length), dtype=torch.long),
-                 "relation_ids": torch.zeros((len(pairs), length, length), dtype=torch.long)}
+                 "token_type_ids": torch.zeros((len(pairs), length), dtype=torch.long)}
+        if self.relations:
+            batch["relation_ids"] = torch.zeros((len(pairs), length, length), dtype=torch.long)
         for row, pair in enumerate(pairs):
             n = len(pair)
             batch["input_ids"][row, :n] = torch.tensor(self.tokenizer.convert_tokens_to_ids(list(pair.tokens)))
             batch["attention_mask"][row, :n] = 1
             batch["token_type_ids"][row, :n] = torch.tensor(pair.token_type_ids)
-            batch["relation_ids"][row, :n, :n] = torch.from_numpy(pair.relation_ids.astype("int64"))
+            if self.relations:
+                batch["relation_ids"][row, :n, :n] = torch.from_numpy(pair.relation_ids.astype("int64"))
         if "label" in features[0]:
             batch["labels"] = torch.tensor([float(f["label"]) for f in features])
         return batch
 
 
-def tokenize_dataset(ds, tokenizer, max_positions: int):
-    """input_ids / labels cut at ``max_positions``, and ``length`` (source + target tokens) for grouping."""
+def tokenize_dataset(ds, tokenizer, max_positions: int, layout: SourceLayout | None = None):
+    """input_ids / labels cut at ``max_positions``, and ``length`` (source + target tokens) for grouping; with a
+    structure ``layout`` (structure_transformer), the sources are laid out by it and carry ``source_heads``."""
     def encode(batch):
-        enc = tokenizer(batch["input"], truncation=True, max_length=max_positions)
+        if layout is None:
+            enc = tokenizer(batch["input"], truncation=True, max_length=max_positions)
+        else:
+            encoded = [layout.encode(text) for text in batch["input"]]
+            enc = {"input_ids": [ids for ids, _ in encoded], "attention_mask": [[1] * len(ids) for ids, _ in encoded],
+                   "source_heads": [heads for _, heads in encoded]}
         enc["labels"] = tokenizer(batch["output"], truncation=True, max_length=max_positions)["input_ids"]
         enc["length"] = [len(a) + len(b) for a, b in zip(enc["input_ids"], enc["labels"], strict=True)]
         return enc
@@ -215,10 +232,11 @@ def tokens_per_batch(train_ds, batch_size: int) -> float:
     return per_row * batch_size
 
 
-def source_check_batches(raw, tokenizer, max_positions: int, collator, rows: int = 128, batch_size: int = 64):
+def source_check_batches(raw, tokenizer, max_positions: int, collator, rows: int = 128, batch_size: int = 64,
+                         layout: SourceLayout | None = None):
     """Fixed batches for the source gap: a random sample (seed 0) of validation (or train) rows."""
     split = raw["validation"] if "validation" in raw else raw["train"]
-    sample = tokenize_dataset(subset(split, rows), tokenizer, max_positions).remove_columns(["length"])
+    sample = tokenize_dataset(subset(split, rows), tokenizer, max_positions, layout).remove_columns(["length"])
     features = [sample[i] for i in range(len(sample))]
     return [collator(features[i : i + batch_size]) for i in range(0, len(features), batch_size)]
 
@@ -228,3 +246,155 @@ def curve_samples(exp: ExperimentArguments, raw) -> dict:
     return {split: raw[split].select(stratified_sample(raw[split], exp.curve_samples))
             for split in exp.curve_splits if split in raw}
 
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The structure track: structure_transformer's encoder reads the input sentence's parse (``relation_ids``)
+
+# Families whose inputs are sentences of the COGS grammar, which our parser reads; ``data_files`` runs are
+# parsed with it too (sentences outside the grammar simply get no tree).
+COGS_FAMILIES = ("cogs", "recogs", "slog")
+# Words that mark a constituent rather than head it (``head_word_tree``): determiners, prepositions, the
+# complementiser, the infinitive marker and the passive auxiliary of the COGS grammar.
+COGS_MARKERS = frozenset({"a", "the", "A", "The", "in", "on", "beside", "to", "by", "that", "was"})
+COGS_PARSER = "hf_recogs.structure.cogs_parse_sentence"
+
+
+def structure_config(exp: ExperimentArguments):
+    """The model config of a structure_transformer run (None for every other architecture), without weights."""
+    from ..models import STRUCTURE_ARCHITECTURES, build_config
+
+    if exp.arch not in STRUCTURE_ARCHITECTURES:
+        return None
+    return build_config(exp.arch, vocab_size=16, max_positions=exp.max_positions, **exp.model_overrides)
+
+
+def check_structure_family(dataset: str | None, arch: str) -> None:
+    """A ConfigError unless ``dataset``'s inputs are COGS-grammar sentences (``data_files``: assumed to be)."""
+    from ..registry import get_config
+
+    family = get_config(dataset).family if dataset else None
+    if family is not None and family not in COGS_FAMILIES:
+        raise ConfigError(f"arch={arch!r} reads the parse of COGS-grammar inputs (families "
+                          f"{', '.join(COGS_FAMILIES)}); {dataset!r} is a {family} config: train a baseline "
+                          "(arch=transformer) on it")
+
+
+def source_parser(exp: ExperimentArguments):
+    """(text -> constituency ``Structure``, the marker words of its head-word projection, the parser's name) for
+    the run's inputs; raises ``StructureError`` for a sentence it cannot parse. Only the COGS grammar for now."""
+    check_structure_family(exp.dataset, "structure_transformer")
+    from ..structure import cogs_default_lexicon, cogs_parse_sentence
+
+    lexicon = cogs_default_lexicon()
+    return (lambda text: cogs_parse_sentence(text, lexicon).structure), COGS_MARKERS, COGS_PARSER
+
+
+def _constituent_labels(parse, text: str) -> tuple[str, ...]:
+    from ..structure.tree import StructureError
+
+    try:
+        tree = parse(text)
+    except StructureError:
+        return ()
+    return tree.tokens[tree.n_words:]
+
+
+class SourceLayout:
+    """How a structure_transformer reads one input: the encoder tokens (the tokenizer's ``words </s>``, then the
+    constituent tokens when the model was built with ``structure_tokens``), the head position of each token in
+    the input's tree (``hf_recogs.structure.pairs.encoder_tree``), and the ``relation_ids`` of a batch.
+
+    The first ``len(words) + 1`` ids are exactly what the tokenizer gives (same words, same cut at
+    ``max_length``, ``</s>`` last), so positions, truncation and decoding are the baseline's. ``</s>`` and
+    the words outside the tree (``.``) relate to nothing but themselves. A sentence the parser cannot parse
+    gets no tree at all (every token: itself only, in the structured heads; the free heads read it as Bart
+    does); ``unparsed`` keeps those sentences, so runs can count them. Layouts are cached by sentence."""
+
+    def __init__(self, tokenizer, parse, markers=frozenset(), structure_tokens: bool = False,
+                 max_length: int = 512, parser_name: str = COGS_PARSER):
+        self.tokenizer, self.parse, self.markers = tokenizer, parse, frozenset(markers)
+        self.structure_tokens, self.max_length, self.parser_name = structure_tokens, max_length, parser_name
+        self.unparsed: set[str] = set()
+        self._cache: dict[str, tuple[list[int], list[int]]] = {}
+
+    def encode(self, text: str) -> tuple[list[int], list[int]]:
+        """(input ids, head positions: -1 root, -2 outside the tree) of one input."""
+        cached = self._cache.get(text)
+        if cached is not None:
+            return cached
+        from ..structure.pairs import encoder_tree
+        from ..structure.tree import StructureError, tree_free
+
+        try:
+            tree = self.parse(text)
+        except StructureError:
+            self.unparsed.add(text)
+            tree = tree_free(text)
+        tokens, heads = encoder_tree(tree, self.tokenizer.eos_token, self.max_length, self.structure_tokens,
+                                     self.markers)
+        self._cache[text] = encoded = (self.tokenizer.convert_tokens_to_ids(tokens), heads)
+        return encoded
+
+    def count_unparsed(self, texts) -> int:
+        """How many of ``texts`` (each laid out before) had no parse."""
+        return sum(text in self.unparsed for text in texts)
+
+    @staticmethod
+    def relation_ids(heads_rows, length: int):
+        """(batch, length, length) labels of ``TREE_RELATIONS``; the padding rows and columns are ``none``."""
+        import torch
+
+        out = torch.zeros((len(heads_rows), length, length), dtype=torch.long)
+        for row, heads in enumerate(heads_rows):
+            n = len(heads)
+            out[row, :n, :n] = torch.from_numpy(_tree_relations(tuple(heads)).astype("int64"))
+        return out
+
+    def batch(self, texts: list[str]) -> dict:
+        """The encoder inputs of ``texts`` (right-padded): input_ids, attention_mask, relation_ids."""
+        import torch
+
+        encoded = [self.encode(text) for text in texts]
+        length = max(len(ids) for ids, _ in encoded)
+        input_ids = torch.full((len(texts), length), self.tokenizer.pad_token_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(texts), length), dtype=torch.long)
+        for row, (ids, _) in enumerate(encoded):
+            input_ids[row, :len(ids)] = torch.tensor(ids)
+            attention_mask[row, :len(ids)] = 1
+        return {"input_ids": input_ids, "attention_mask": attention_mask,
+                "relation_ids": self.relation_ids([heads for _, heads in encoded], length)}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _tree_relations(heads: tuple[int, ...]):
+    """``tree_relations`` by tree shape: many sentences share one (``The cat smiled .`` / ``A dog ran .``)."""
+    from ..structure.pairs import tree_relations
+
+    return tree_relations(heads)
+
+
+def source_layout(exp: ExperimentArguments, tokenizer, model_config) -> SourceLayout | None:
+    """The layout a structure_transformer run reads its inputs with (None for a model without structure)."""
+    from ..models import StructureTransformerConfig
+
+    if not isinstance(model_config, StructureTransformerConfig):
+        return None
+    parse, markers, name = source_parser(exp)
+    return SourceLayout(tokenizer, parse, markers, model_config.structure_tokens,
+                        max_length=exp.max_positions, parser_name=name)
+
+
+class StructureSeq2SeqCollator:
+    """``DataCollatorForSeq2Seq`` plus ``relation_ids`` from each row's ``source_heads`` (rows tokenized with a
+    ``SourceLayout``); columns the model does not read (``length``) are dropped."""
+
+    def __init__(self, seq2seq_collator):
+        self.seq2seq_collator = seq2seq_collator
+
+    def __call__(self, features: list[dict]) -> dict:
+        heads = [f["source_heads"] for f in features]
+        kept = [{k: v for k, v in f.items() if k in ("input_ids", "attention_mask", "labels")} for f in features]
+        batch = self.seq2seq_collator(kept)
+        batch["relation_ids"] = SourceLayout.relation_ids(heads, batch["input_ids"].shape[1])
+        return batch

@@ -23,19 +23,25 @@ def decode_ids(tokenizer, ids) -> list[str]:
 
 def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: int = 64, bf16: bool = False,
            source_max_length: int | None = None, num_beams: int = 1, desc: str | None = None,
-           shared: bool = True) -> list[str]:
+           shared: bool = True, encode=None) -> list[str]:
     """Predictions for ``sources``, in their order: greedy (``num_beams`` 1) or beam search.
 
     Outputs stop at ``max_length`` tokens; sources are cut at ``source_max_length`` (default ``max_length``), as
     training cuts them. ``desc`` names the progress bar (none without it). Under ``torch.distributed`` every
     process must call this with the same ``sources`` and each gets all the predictions; ``shared=False``: this
-    process decodes every row alone (the others are not calling)."""
+    process decodes every row alone (the others are not calling). ``encode``: sources -> the encoder's inputs
+    (a structure_transformer's ``SourceLayout.batch``, which adds ``relation_ids``); default: the tokenizer."""
     order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
     device = next(model.parameters()).device
 
     def predict(idx: list[int]) -> list[str]:
-        enc = tokenizer([sources[i] for i in idx], return_tensors="pt", padding=True, truncation=True,
-                        max_length=source_max_length or max_length).to(device)
+        texts = [sources[i] for i in idx]
+        if encode is None:
+            enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True,
+                            max_length=source_max_length or max_length)
+        else:
+            enc = encode(texts)
+        enc = {k: v.to(device) for k, v in enc.items()}
         ids = model.generate(**enc, max_length=max_length, num_beams=num_beams, do_sample=False)
         return decode_ids(tokenizer, ids.cpu())
 

@@ -62,6 +62,9 @@ class RunRecord:
     splits: dict = field(default_factory=dict)  # split -> the summary of hf_recogs.scoring.summarize
     command: str | None = None
     environment: dict = field(default_factory=dict)
+    # structure_transformer runs: the track, the parser, the structure settings, the inputs that did not parse
+    # (``_input_structure`` in run.py); None for a model that reads tokens only
+    input_structure: dict | None = None
     extra: dict = field(default_factory=dict)  # fields of a newer version, kept as they are
 
     @property
@@ -105,6 +108,34 @@ def recorded_hyperparameters(exp: ExperimentArguments, args) -> dict[str, Any]:
         if f.name != "hub_endpoint":
             hp[f.name] = getattr(exp, f.name)
     return json.loads(json.dumps(hp, default=str))
+
+
+TRACK_WITH_STRUCTURE = "with input structure"
+TRACK_WITHOUT_STRUCTURE = "without input structure"
+
+
+def structure_settings(config) -> dict[str, Any]:
+    """The resolved structure settings of a ``StructureTransformerConfig`` as the record keeps them, with the
+    track they put the run on: a model whose encoder reads no relation (``encoder_structure`` none) and no
+    structure tokens is the plain Transformer, on the track without input structure."""
+    reads = config.encoder_structure != "none" or config.structure_tokens
+    return {
+        "track": TRACK_WITH_STRUCTURE if reads else TRACK_WITHOUT_STRUCTURE,
+        "encoder_structure": config.encoder_structure,
+        "structure_heads": config.heads_with_structure() if config.encoder_structure != "none" else 0,
+        "of_heads": config.encoder_attention_heads,
+        "structure_layers": config.layers_with_structure(),
+        "hard_relations": config.hard_relation_names() if config.encoder_structure in ("hard", "both") else [],
+        "structure_tokens": bool(config.structure_tokens),
+        "tree": "constituents (structure tokens)" if config.structure_tokens else "head words",
+    }
+
+
+def structure_track(results: dict[str, Any]) -> str:
+    """The track of a run record (``results.json`` as a dict): "with input structure" when the model read our
+    parser's trees of its inputs, "without input structure" otherwise (every baseline, and records written
+    before the track existed)."""
+    return (results.get("input_structure") or {}).get("track", TRACK_WITHOUT_STRUCTURE)
 
 
 def whole_run_loss(history: list[dict]) -> float | None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .arguments import ConfigError, ExperimentArguments, parse_args
 from .data import (
+    StructureSeq2SeqCollator,
     build_vocabulary,
     category_groups,
     curve_samples,
@@ -34,6 +35,7 @@ from .data import (
     load_raw_data,
     resolve_metric,
     source_check_batches,
+    source_layout,
     subset,
     tokenize_dataset,
     tokens_per_batch,
@@ -127,17 +129,24 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
     model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, **exp.model_overrides)
     train_raw = training_rows(exp, raw, seed)
     monitor = None
+    layout = source_layout(exp, tokenizer, model.config)  # structure_transformer: inputs with their trees
     if is_classification(exp):  # rows stay text: the collator annotates and lays out each pair
         train_ds, collator = train_raw, pair_collator(exp, tokenizer, model)
     else:
-        train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions)
+        train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions, layout)
         collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
+        if layout is not None:
+            collator = StructureSeq2SeqCollator(collator)
+            logger.info("seed %d: input structure from %s; %d of %d training inputs did not parse (no tree)",
+                        seed, layout.parser_name, layout.count_unparsed(train_raw["input"]), len(train_raw))
         if exp.source_check:
-            monitor = SourceUseMonitor(source_check_batches(raw, tokenizer, exp.max_positions, collator), cpu_bf16)
+            monitor = SourceUseMonitor(source_check_batches(raw, tokenizer, exp.max_positions, collator,
+                                                            layout=layout), cpu_bf16)
     clock = TrainingClock(resume)
     seed_dir.mkdir(parents=True, exist_ok=True)
     trainer = build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16, seed_dir,
-                            callbacks=[c for c in (monitor, clock, _early_stopping(exp)) if c], monitor=monitor)
+                            callbacks=[c for c in (monitor, clock, _early_stopping(exp)) if c], monitor=monitor,
+                            layout=layout)
     if resume:
         logger.info("seed %d: resuming from %s", seed, resume)
     train_out = trainer.train(resume_from_checkpoint=resume)
@@ -146,13 +155,13 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
         model.generation_config.save_pretrained(str(seed_dir))
     train = training_record(trainer.state.log_history, train_out, _training_time(clock, trainer.state, args),
                             args.num_train_epochs, trainer.state.epoch, len(train_raw), resume)
-    splits = evaluate_splits(exp, args, model, tokenizer, raw, seed_dir, cpu_bf16, collator)
+    splits = evaluate_splits(exp, args, model, tokenizer, raw, seed_dir, cpu_bf16, collator, layout)
     record = RunRecord(
         dataset=exp.dataset or "data_files", dataset_params=exp.dataset_params, arch=exp.arch,
         metric=resolve_metric(exp), seed=seed, num_parameters=sum(p.numel() for p in model.parameters()),
         vocab_size=len(tokenizer), bf16=bool(args.bf16), mixed_precision=trainer.accelerator.mixed_precision,
         train=train, hyperparameters=recorded_hyperparameters(exp, args), splits=splits, command=command,
-        environment=environment(),
+        environment=environment(), input_structure=_input_structure(exp, layout, model, train_raw, raw),
     )
     return finish_seed(trainer.accelerator, seed_dir, record, training=True)
 
@@ -187,13 +196,15 @@ def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> 
                     " as it was trained" if trained is not None and exp.cpu_bf16 == "auto" else "")
     out_dir.mkdir(parents=True, exist_ok=True)
     collator = pair_collator(exp, tokenizer, model) if is_classification(exp) else None
-    splits = evaluate_splits(exp, args, model, tokenizer, raw, out_dir, cpu_bf16, collator)
+    layout = source_layout(exp, tokenizer, model.config)  # a structure_transformer checkpoint reads trees
+    splits = evaluate_splits(exp, args, model, tokenizer, raw, out_dir, cpu_bf16, collator, layout)
     record = RunRecord(
         dataset=exp.dataset or "data_files", dataset_params=exp.dataset_params, arch=exp.arch,
         metric=resolve_metric(exp), seed=seed, num_parameters=sum(p.numel() for p in model.parameters()),
         vocab_size=len(tokenizer), bf16=cpu_bf16, mixed_precision="bf16" if cpu_bf16 else "no",
         evaluated_model=exp.model_name_or_path, hyperparameters=recorded_hyperparameters(exp, args),
         splits=splits, command=command, environment=environment(),
+        input_structure=_input_structure(exp, layout, model, None, raw),
     )
     result = finish_seed(accelerator, out_dir, record, training=False)
     if accelerator.is_main_process:
@@ -226,6 +237,8 @@ def seed_training_arguments(exp: ExperimentArguments, targs, seed: int, seed_dir
     """The ``Seq2SeqTrainingArguments`` of one seed: the run's, with this seed, its folder and our choices."""
     import torch
 
+    from ..models import STRUCTURE_ARCHITECTURES
+
     args = copy.deepcopy(targs)
     args.seed, args.output_dir = seed, str(seed_dir)
     args.predict_with_generate = True
@@ -246,6 +259,8 @@ def seed_training_arguments(exp: ExperimentArguments, targs, seed: int, seed_dir
         args.train_sampling_strategy = "group_by_length"
     if is_classification(exp):
         args.remove_unused_columns = False  # the collator reads the text columns
+    if exp.arch in STRUCTURE_ARCHITECTURES:
+        args.remove_unused_columns = False  # the collator reads the source_heads column
     if not training:
         # Evaluation only: the config's training-time evaluations and checkpoint choice do not apply.
         from transformers import IntervalStrategy
@@ -262,7 +277,7 @@ def _autocast_in_training_steps(args, cpu_bf16: bool) -> None:
 
 
 def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16: bool, seed_dir: Path,
-                  callbacks, monitor):
+                  callbacks, monitor, layout=None):
     from .trainer import BaselineTrainer, ClassifierTrainer
 
     evaluates = args.eval_strategy != "no"
@@ -274,16 +289,17 @@ def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16
         decay_all=exp.decay_all_parameters, curve_sets=curve_samples(exp, raw) if evaluates else {},
         metric=resolve_metric(exp), category_groups=category_groups(exp), source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
-        cpu_bf16=cpu_bf16,
+        cpu_bf16=cpu_bf16, source_layout=layout,
         tokens_per_batch=tokens_per_batch(train_ds, args.per_device_train_batch_size)
         if exp.loss_weighting == "token" and not is_classification(exp) else None,
     )
 
 
-def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: bool, collator=None) -> dict:
-    """Predict and score every split of ``eval_splits`` (decode a seq2seq model; classify pairs through the
-    pair ``collator``); writes ``predictions_<split>.jsonl``; returns the split summaries (the same on every
-    process)."""
+def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: bool, collator=None,
+                    layout=None) -> dict:
+    """Predict and score every split of ``eval_splits`` (decode a seq2seq model, its inputs laid out by the
+    structure ``layout`` when it has one; classify pairs through the pair ``collator``); writes
+    ``predictions_<split>.jsonl``; returns the split summaries (the same on every process)."""
     from accelerate import PartialState
 
     from ..scoring import summarize, write_predictions
@@ -301,7 +317,7 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
         if metric == "classification":
             records = _classified(model, collator, rows, args, cpu_bf16, split)
         else:
-            records = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split)
+            records = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split, layout)
         if main_process:
             write_predictions(seed_dir / f"predictions_{split}.jsonl", records)
         splits[split] = summarize(records, metric, groups)
@@ -310,13 +326,14 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
     return splits
 
 
-def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str) -> list[dict]:
+def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str, layout=None) -> list[dict]:
     from ..scoring import score_rows
     from .decode import decode
 
     predictions = decode(model, tokenizer, list(rows["input"]), args.generation_max_length or exp.max_positions,
                          args.per_device_eval_batch_size, cpu_bf16, exp.max_positions,
-                         args.generation_num_beams or 1, desc=f"decoding {split}")
+                         args.generation_num_beams or 1, desc=f"decoding {split}",
+                         encode=layout.batch if layout is not None else None)
     return score_rows(predictions, rows["output"], rows["category"], resolve_metric(exp), inputs=rows["input"])
 
 
@@ -330,13 +347,28 @@ def _classified(model, collator, rows, args, cpu_bf16: bool, split: str) -> list
     return score_pairs(probabilities, listed)
 
 
+def _input_structure(exp, layout, model, train_raw, raw) -> dict | None:
+    """What the run record says of the input structure a structure_transformer read (None: no structure):
+    the track, the parser, the model's structure settings and the inputs that did not parse, per split."""
+    if layout is None:
+        return None
+    from .record import structure_settings
+
+    unparsed = {} if train_raw is None else {"train": layout.count_unparsed(train_raw["input"])}
+    for split in exp.eval_splits:
+        if split in raw:
+            unparsed[split] = layout.count_unparsed(subset(raw[split], exp.max_eval_samples)["input"])
+    return {**structure_settings(model.config), "parser": layout.parser_name, "unparsed_inputs": unparsed}
+
+
 def pair_collator(exp, tokenizer, model):
     """The collator of a classification run: pairs annotated by the config's annotator, with structure tokens
     as the model was built to read them."""
     from .data import PairCollator, pair_annotator
 
     return PairCollator(tokenizer, pair_annotator(exp), structure_tokens=model.config.structure_tokens,
-                        max_length=model.config.max_position_embeddings)
+                        max_length=model.config.max_position_embeddings,
+                        relations=getattr(model, "reads_relations", True))
 
 
 def finish_seed(accelerator, seed_dir: Path, record: RunRecord, training: bool) -> dict:

@@ -30,8 +30,9 @@ TRAINING_TIME_FILE = "training_time.json"
 class BaselineTrainer(Seq2SeqTrainer):
     def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", category_groups=None,
                  source_monitor=None, curve_max_length=512, curve_log=None, cpu_bf16=False, tokens_per_batch=None,
-                 **kwargs):
+                 source_layout=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.source_layout = source_layout  # structure_transformer: curve decoding lays its sources out too
         self.tokens_per_batch = tokens_per_batch  # set: loss_weighting token
         self.cpu_bf16 = cpu_bf16  # our own decoding loops autocast like the Trainer's steps
         self.decay_all, self.curve_sets, self.metric = decay_all, curve_sets or {}, metric
@@ -85,8 +86,10 @@ class BaselineTrainer(Seq2SeqTrainer):
     def _curve_scores(self, model, split: str, rows, prefix: str) -> dict[str, float]:
         """The primary score of one curve sample, overall and for the config's brief groups (decoded by the
         main process alone: the others wait at the next step)."""
+        layout = self.source_layout
         predictions = decode(model, self.processing_class, list(rows["input"]), self.curve_max_length,
-                             self.args.per_device_eval_batch_size, self.cpu_bf16, shared=False)
+                             self.args.per_device_eval_batch_size, self.cpu_bf16, shared=False,
+                             encode=layout.batch if layout is not None else None)
         records = score_rows(predictions, rows["output"], rows["category"], self.metric, inputs=rows["input"])
         summary = summarize(records, self.metric, self.category_groups)
         key = summary["primary"]
@@ -125,9 +128,10 @@ def source_gap(model, batches, bf16: bool = False) -> tuple[float, float]:
         for batch in batches:
             batch = {k: v.to(device) for k, v in batch.items()}
             true_losses.append(float(model(**batch).loss))
-            # every row gets the previous row's source (its mask too); labels stay
-            rolled = dict(batch, input_ids=batch["input_ids"].roll(1, 0),
-                          attention_mask=batch["attention_mask"].roll(1, 0))
+            # every row gets the previous row's source (its mask and, for structure_transformer, its tree too);
+            # labels stay
+            rolled = dict(batch, **{k: batch[k].roll(1, 0) for k in ("input_ids", "attention_mask", "relation_ids")
+                                    if k in batch})
             shuffled_losses.append(float(model(**rolled).loss))
     model.train(was_training)
     true_loss = sum(true_losses) / len(true_losses)

@@ -1,0 +1,132 @@
+"""Training-step speed of ``structure_transformer`` (hard mask) against ``transformer`` on the same ReCOGS_pos
+batches, one thread.
+
+    python bench/structure_seq2seq_bench.py [--steps 30] [--batch-size 64] [--precision auto|bf16|fp32]
+
+What is compared: the fast recipe's model size (2+2 layers, d_model 300, 4 heads) built from the same seed (so the
+same weights) as ``transformer`` and as ``structure_transformer`` with the structure recipe's setting (hard mask
+on 2 of the 4 heads of both encoder layers). Both train on the same batches: ``--steps`` batches of
+``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the recipe's ``data_order:
+grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the two models are timed
+interleaved, alternating which goes first, after 2 untimed warm-up steps each, so that a change in the machine's
+load hits both alike. ``--precision auto`` autocasts to bf16 where the CPU has native bf16, as the recipe does.
+
+Also timed: the collators that make those batches (``DataCollatorForSeq2Seq`` against it plus
+``relation_ids``), and the one-off layout of the training inputs (parse, head-word tree, ids), which a run pays
+once when it tokenizes its training split. Printed: examples/s of each and the ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_RECOGS_MIRROR", str(ROOT.parent / "shared" / "mirror"))
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def grouped_batches(rows: list[dict], batch_size: int, steps: int) -> list[list[dict]]:
+    """``steps`` random batches (seed 0) of rows sorted by source + target length, as grouped batching makes."""
+    ordered = sorted(rows, key=lambda r: len(r["input_ids"]) + len(r["labels"]))
+    batches = [ordered[i:i + batch_size] for i in range(0, len(ordered) - batch_size + 1, batch_size)]
+    return random.Random(0).sample(batches, min(steps, len(batches)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto")
+    args = parser.parse_args()
+
+    import contextlib
+
+    import torch
+    from transformers import DataCollatorForSeq2Seq
+
+    from hf_recogs import load_dataset
+    from hf_recogs.models import build_model
+    from hf_recogs.structure import cogs_default_lexicon, cogs_parse_sentence
+    from hf_recogs.tokenization import build_tokenizer
+    from hf_recogs.train.data import COGS_MARKERS, SourceLayout, StructureSeq2SeqCollator
+    from hf_recogs.train.hardware import cpu_has_native_bf16
+
+    torch.set_num_threads(1)
+    bf16 = args.precision == "bf16" or (args.precision == "auto" and cpu_has_native_bf16())
+    train = load_dataset("recogs_pos", split="train")
+    sources, targets = list(train["input"]), list(train["output"])
+    tokenizer = build_tokenizer(sources, targets)
+    lexicon = cogs_default_lexicon()
+    layout = SourceLayout(tokenizer, lambda text: cogs_parse_sentence(text, lexicon).structure, COGS_MARKERS)
+
+    started = time.perf_counter()
+    laid_out = [layout.encode(text) for text in sources]
+    layout_s = time.perf_counter() - started
+    labels = tokenizer(targets, truncation=True, max_length=512)["input_ids"]
+    rows = [{"input_ids": ids, "attention_mask": [1] * len(ids), "labels": lab, "source_heads": heads}
+            for (ids, heads), lab in zip(laid_out, labels, strict=True)]
+    batches = grouped_batches(rows, args.batch_size, args.steps)
+
+    models = {}
+    for name, overrides in (("transformer", {}), ("structure_transformer", {"encoder_structure": "hard",
+                                                                            "structure_heads": 2})):
+        torch.manual_seed(0)
+        model = build_model(name, tokenizer, max_positions=512, **overrides).train()
+        models[name] = (model, torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01))
+    plain = DataCollatorForSeq2Seq(tokenizer, model=models["transformer"][0], label_pad_token_id=-100, padding=True)
+    structured = StructureSeq2SeqCollator(plain)
+    collators = {"transformer": lambda b: plain([{k: r[k] for k in ("input_ids", "attention_mask", "labels")}
+                                                 for r in b]),
+                 "structure_transformer": structured}
+
+    collate_s = {name: 0.0 for name in models}
+    for name, collate in collators.items():
+        for batch in batches:
+            t = time.perf_counter()
+            collate(batch)
+            collate_s[name] += time.perf_counter() - t
+    inputs = {name: [collate(b) for b in batches] for name, collate in collators.items()}
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+    def step(name: str, i: int) -> float:
+        model, optimiser = models[name]
+        t = time.perf_counter()
+        with autocast:
+            loss = model(**inputs[name][i]).loss
+        loss.backward()
+        optimiser.step()
+        optimiser.zero_grad()
+        return time.perf_counter() - t
+
+    for name in models:  # warm-up, untimed
+        for i in range(min(2, len(batches))):
+            step(name, i)
+    step_s = {name: 0.0 for name in models}
+    for i in range(len(batches)):
+        for name in (list(models) if i % 2 == 0 else list(models)[::-1]):
+            step_s[name] += step(name, i)
+
+    examples = sum(len(b) for b in batches)
+    print(f"ReCOGS_pos train: {len(batches)} grouped batches of {args.batch_size} ({examples} rows), one thread, "
+          f"{'bf16 autocast' if bf16 else 'fp32'}, torch {torch.__version__}")
+    print(f"input layout (parse + head-word tree + ids), once per run: {len(sources) / layout_s:,.0f} rows/s "
+          f"({layout_s:.1f} s for {len(sources)} rows, {len(layout.unparsed)} without a parse)")
+    for name in models:
+        print(f"{name:<22} training steps {examples / step_s[name]:7.1f} examples/s   "
+              f"collator {1000 * collate_s[name] / len(batches):6.2f} ms/batch")
+    ratio = step_s["transformer"] / step_s["structure_transformer"]
+    collate_ratio = collate_s["structure_transformer"] / collate_s["transformer"]
+    print(f"structure_transformer / transformer: {ratio:.3f}x the training-step throughput; its collator takes "
+          f"{collate_ratio:.2f}x the time (collators: "
+          f"{100 * collate_s['structure_transformer'] / step_s['structure_transformer']:.1f} % of its step time)")
+
+
+if __name__ == "__main__":
+    main()

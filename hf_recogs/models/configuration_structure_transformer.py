@@ -1,0 +1,101 @@
+"""Configuration of ``structure_transformer``: our Bart ``transformer`` whose encoder self-attention reads the
+input sentence's parse tree (the structure-annotation idea of Kim, Ravikumar, Ainslie & Ontañón 2021, applied to
+the encoder of a seq2seq model instead of a classifier).
+
+Self-contained on purpose, like the LSTM's: this file and ``modeling_structure_transformer.py`` are copied next
+to a saved checkpoint (``auto_map``), so ``AutoModelForSeq2SeqLM.from_pretrained(..., trust_remote_code=True)``
+works without hf_recogs. It may import only transformers/torch and its siblings.
+"""
+
+from huggingface_hub.dataclasses import strict
+from transformers import BartConfig
+
+ENCODER_STRUCTURE = ("none", "hard", "soft", "both")
+
+# The relation of an encoder token pair (query row i, key column j) in the input's tree, one label per pair;
+# the data collator writes them as ``relation_ids``. The first four names mean what they mean in the
+# classifier's RELATIONS (configuration_structure_encoder.py); the classifier's CLS / block / cross-link labels
+# have no use here (one side, no CLS), and the last three are new. A pair where either token is outside the
+# tree (the final ".", ``</s>``, padding, every token of a sentence that did not parse) is "none" unless i == j.
+TREE_RELATIONS = (
+    "none",
+    "self",
+    "parent_to_child",         # i is the head of j
+    "child_to_parent",         # j is the head of i
+    "ancestor_to_descendant",  # i dominates j, two or more edges up
+    "descendant_to_ancestor",
+    "sibling",                 # i and j have the same head
+)
+# The pairs a hard-masked head lets attend by default: the token itself and its tree neighbours.
+DEFAULT_HARD_RELATIONS = ("self", "parent_to_child", "child_to_parent")
+
+
+@strict
+class StructureTransformerConfig(BartConfig):
+    r"""
+    ``BartConfig`` plus how the encoder's self-attention reads the input tree. With ``encoder_structure="none"``
+    (and no structure tokens) the model is exactly Bart: same modules, same initialisation, same outputs.
+
+    Args:
+        encoder_structure: ``"none"``: plain Bart attention; ``"hard"``: in the structured heads a token attends
+            only to the pairs of ``hard_relations`` (every other key gets the dtype's minimum; a token always
+            attends to itself, so no row is empty); ``"soft"``: every pair attends, and a learned scalar per
+            (layer, structured head, relation label) is added to the attention logit (a T5-style bias over tree
+            relations instead of token distances; zero at initialisation); ``"both"``: the mask and the bias.
+        structure_heads: how many heads of a structured layer read the structure (the first ones); the others
+            stay free. ``None``: half the encoder heads (at least one).
+        structure_layers: which encoder layers (0-based) read the structure; ``None``: all of them.
+        hard_relations: the labels of ``TREE_RELATIONS`` a hard-masked head attends to; ``None``:
+            ``DEFAULT_HARD_RELATIONS`` (self and the tree edges both ways).
+        structure_tokens: whether the encoder input carries the parse's constituent tokens (``S``, ``NP``, ...)
+            after ``</s>``, with the constituency tree over words and constituents; without them (default) the
+            tree is over the words only (the parse projected onto head words). Read by the data collator and
+            recorded for the model card; the model itself reads whatever tokens and relations it is given.
+        num_relations: the number of relation labels (``len(TREE_RELATIONS)``).
+    """
+
+    model_type = "hf_recogs_structure_transformer"
+
+    encoder_structure: str = "hard"
+    structure_heads: int | None = None
+    structure_layers: list[int] | None = None
+    hard_relations: list[str] | None = None
+    structure_tokens: bool = False
+    num_relations: int = len(TREE_RELATIONS)
+
+    def validate_architecture(self):
+        """Checks run by ``@strict`` after construction."""
+        if self.encoder_structure not in ENCODER_STRUCTURE:
+            raise ValueError(f"encoder_structure must be one of {', '.join(ENCODER_STRUCTURE)}, "
+                             f"got {self.encoder_structure!r}")
+        if self.num_relations != len(TREE_RELATIONS):
+            raise ValueError(f"num_relations must be {len(TREE_RELATIONS)} (the labels of TREE_RELATIONS)")
+        heads = self.encoder_attention_heads
+        if self.structure_heads is not None and not 1 <= self.structure_heads <= heads:
+            raise ValueError(f"structure_heads must be between 1 and encoder_attention_heads={heads}, "
+                             f"got {self.structure_heads}")
+        bad = [i for i in self.structure_layers or [] if not 0 <= i < self.encoder_layers]
+        if bad:
+            raise ValueError(f"structure_layers {bad} outside 0..{self.encoder_layers - 1} (encoder_layers="
+                             f"{self.encoder_layers})")
+        unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
+        if unknown:
+            raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")
+
+    # The resolved settings (``None`` fields mean "the default"), for the model and for the run record.
+    def heads_with_structure(self) -> int:
+        if self.structure_heads is not None:
+            return self.structure_heads
+        return max(1, self.encoder_attention_heads // 2)
+
+    def layers_with_structure(self) -> list[int]:
+        if self.encoder_structure == "none":
+            return []
+        return sorted(set(range(self.encoder_layers) if self.structure_layers is None else self.structure_layers))
+
+    def hard_relation_names(self) -> list[str]:
+        names = DEFAULT_HARD_RELATIONS if self.hard_relations is None else self.hard_relations
+        return sorted({"self", *names}, key=TREE_RELATIONS.index)
+
+
+__all__ = ["DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "TREE_RELATIONS", "StructureTransformerConfig"]

@@ -1,0 +1,239 @@
+"""structure_transformer, the structure track: with structure off it is our Bart ``transformer`` exactly; a hard
+mask leaves no attention on a masked pair and no information from it; relation_ids of a known sentence are its
+tree (written here by hand from the sentence's grammar); checkpoints reload through the Auto classes; greedy and
+beam generation read relation_ids in the encoder only; and a tiny train.py run records the track."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from hf_recogs.models import build_model
+from hf_recogs.models.configuration_structure_transformer import TREE_RELATIONS
+from hf_recogs.tokenization import build_tokenizer
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "configs" / "recogs_pos_structure_transformer_fast.yaml")
+R = {name: i for i, name in enumerate(TREE_RELATIONS)}
+TINY = {"d_model": 32, "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
+        "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64}
+SENTENCE = "Emma gave the cake to Liam ."
+SHORT = "Liam smiled ."
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return build_tokenizer([SENTENCE, SHORT, "A cat in the room smiled ."], ["cake ( 3 ) ; give ( 1 )"])
+
+
+def tiny(tok, **overrides):
+    torch.manual_seed(0)
+    return build_model("structure_transformer", tok, max_positions=32, **{**TINY, **overrides}).eval()
+
+
+def by_hand() -> torch.Tensor:
+    """The relation labels of ``Emma gave the cake to Liam . </s>`` (positions 0..7) over its head-word tree,
+    from the sentence's grammar: ``gave`` heads its subject ``Emma``, its object ``cake`` and its recipient
+    ``Liam``; ``the`` hangs from ``cake``, the preposition ``to`` from ``Liam``; ``.`` and ``</s>`` are outside
+    the tree. Every pair not listed is unrelated."""
+    edges = [(1, 0), (1, 3), (3, 2), (1, 5), (5, 4)]  # (head, dependent)
+    grand = [(1, 2), (1, 4)]  # gave dominates the and to through cake and Liam
+    siblings = [(0, 3), (0, 5), (3, 5)]  # the dependents of gave
+    rel = torch.full((8, 8), R["none"])
+    for head, dep in edges:
+        rel[head, dep], rel[dep, head] = R["parent_to_child"], R["child_to_parent"]
+    for top, low in grand:
+        rel[top, low], rel[low, top] = R["ancestor_to_descendant"], R["descendant_to_ancestor"]
+    for a, b in siblings:
+        rel[a, b] = rel[b, a] = R["sibling"]
+    rel[range(8), range(8)] = R["self"]
+    return rel
+
+
+def encoded(tok, texts=(SENTENCE, SHORT)):
+    """The two sentences with their hand-made relations, right-padded (the short one's tree: smiled → Liam)."""
+    enc = tok(list(texts), padding=True, return_tensors="pt")
+    length = enc["input_ids"].shape[1]
+    rel = torch.full((2, length, length), R["none"])
+    rel[0, :8, :8] = by_hand()
+    rel[1, range(4), range(4)] = R["self"]
+    rel[1, 1, 0], rel[1, 0, 1] = R["parent_to_child"], R["child_to_parent"]
+    return {**enc, "relation_ids": rel}
+
+
+def test_structure_off_is_our_transformer_exactly(tok):
+    """Same seed, same weights as ``transformer``; the same weights give the same logits; a fresh soft bias
+    (zero) changes nothing either."""
+    off = tiny(tok, encoder_structure="none")
+    torch.manual_seed(0)
+    bart = build_model("transformer", tok, max_positions=32, **TINY).eval()
+    assert off.state_dict().keys() == bart.state_dict().keys()
+    assert all(torch.equal(v, bart.state_dict()[k]) for k, v in off.state_dict().items())
+    batch = encoded(tok)
+    labels = tok(["cake ( 3 )", "give ( 1 )"], padding=True, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        expected = bart(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels).logits
+        assert torch.equal(off(**batch, labels=labels).logits, expected)
+        soft = tiny(tok, encoder_structure="soft")
+        soft.load_state_dict(off.state_dict(), strict=False)  # its bias stays at zero
+        assert torch.equal(soft(**batch, labels=labels).logits, expected)
+
+
+def test_the_hard_mask_leaves_no_attention_on_a_masked_pair(tok):
+    model = tiny(tok, encoder_structure="hard", attn_implementation="eager")  # 1 of 2 heads structured
+    batch = encoded(tok)
+    with torch.no_grad():
+        probs = model(**batch, decoder_input_ids=torch.ones(2, 1, dtype=torch.long),
+                      output_attentions=True).encoder_attentions[0]
+    allowed = {(i, i) for i in range(8)} | {(1, 0), (0, 1), (1, 3), (3, 1), (3, 2), (2, 3), (1, 5), (5, 1), (5, 4),
+                                             (4, 5)}
+    for i in range(8):
+        for j in range(8):
+            assert ((probs[0, 0, i, j] > 0) == ((i, j) in allowed)).item(), (i, j)
+    assert (probs[0, 1] > 0).all()  # the free head reads everything
+    assert (probs[1, :, :4, 4:] == 0).all()  # padding keys, in both heads
+    assert set(torch.nonzero(probs[1, 0, 2]).flatten().tolist()) == {2}  # "." sees itself only
+    assert torch.allclose(probs.sum(-1), torch.ones_like(probs.sum(-1)))  # no empty row, padding rows included
+
+
+@pytest.mark.parametrize("kind, same", [("hard", True), ("both", True), ("none", False)])
+def test_a_token_outside_the_allowed_set_does_not_reach_the_first_layer(tok, kind, same):
+    """``Liam`` (5) may attend to itself, ``to`` (4) and ``gave`` (1): changing ``the`` (2) leaves its first-layer
+    output alone when every head is masked."""
+    model = tiny(tok, encoder_structure=kind, structure_heads=2 if kind != "none" else None)
+    if kind == "both":
+        with torch.no_grad():
+            model.model.encoder.relation_bias.weight.normal_(0, 1.0)
+    seen = {}
+    model.model.encoder.layers[0].register_forward_hook(lambda m, a, out: seen.__setitem__("h", out))
+    batch = encoded(tok)
+    changed = batch["input_ids"].clone()
+    changed[0, 2] = tok.convert_tokens_to_ids("cat")
+    with torch.no_grad():
+        model.get_encoder()(**batch)
+        before = seen["h"][0, 5].clone()
+        model.get_encoder()(**{**batch, "input_ids": changed})
+    assert torch.equal(before, seen["h"][0, 5]) is same
+
+
+@pytest.mark.mirror
+def test_relation_ids_of_a_sentence_are_its_tree_by_hand(tok, mirror):
+    from hf_recogs.train.arguments import ExperimentArguments
+    from hf_recogs.train.data import COGS_MARKERS, SourceLayout, source_parser
+
+    parse, markers, _ = source_parser(ExperimentArguments(dataset="recogs_pos", arch="structure_transformer"))
+    assert markers == COGS_MARKERS
+    layout = SourceLayout(tok, parse, markers, max_length=32)
+    batch = layout.batch([SENTENCE, SHORT])
+    # the encoder ids are the tokenizer's, position for position
+    assert batch["input_ids"][0].tolist() == tok(SENTENCE)["input_ids"]
+    assert batch["input_ids"][1, :4].tolist() == tok(SHORT)["input_ids"]
+    assert torch.equal(batch["relation_ids"][0], by_hand())
+    assert torch.equal(batch["relation_ids"][1, 4:], torch.full((4, 8), R["none"]))  # padding rows: none
+    # with structure tokens: the constituency tree, constituents after </s> (positions 8..13)
+    ids, heads = SourceLayout(tok, parse, markers, structure_tokens=True, max_length=32).encode(SENTENCE)
+    tokens = tok.convert_ids_to_tokens(ids)
+    assert tokens[:8] == [*SENTENCE.split(), "</s>"] and len(tokens) == 14  # S NP VP NP PP NP: <unk> here
+    # S(8) root; NP(9) Emma and VP(10) gave under S; NP(11) the cake and PP(12) under VP; to and NP(13) Liam
+    # under PP; "." and </s> outside
+    assert heads == [9, 10, 11, 11, 12, 13, -2, -2, -1, 8, 8, 10, 10, 12]
+    # a sentence outside the grammar has no tree: every token relates to itself only
+    odd = layout.batch(["gave gave gave"])["relation_ids"][0]
+    assert torch.equal(odd, torch.eye(4, dtype=torch.long) * R["self"]) and layout.count_unparsed(["gave gave gave"])
+
+
+def test_a_saved_model_reloads_through_the_auto_classes(tok, tmp_path):
+    from transformers import AutoModelForSeq2SeqLM
+
+    import hf_recogs.models  # noqa: F401  (registers the model)
+
+    model = tiny(tok, encoder_structure="both", structure_tokens=True)
+    with torch.no_grad():
+        model.model.encoder.relation_bias.weight.normal_(0, 1.0)
+    model.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["auto_map"]["AutoModelForSeq2SeqLM"].startswith("modeling_structure_transformer.")
+    assert (tmp_path / "modeling_structure_transformer.py").is_file()
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert type(loaded) is type(model) and loaded.config.structure_tokens and loaded.config.encoder_structure == "both"
+    batch = encoded(tok)
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch, labels=batch["input_ids"]).logits,
+                           model(**batch, labels=batch["input_ids"]).logits)
+
+
+def test_greedy_and_beam_generation_read_relation_ids_in_the_encoder_only(tok):
+    model = tiny(tok, encoder_structure="both")
+    with torch.no_grad():
+        model.model.encoder.relation_bias.weight.normal_(0, 1.0)
+    batch = encoded(tok)
+    calls = []
+    model.get_encoder().register_forward_hook(lambda m, a, out: calls.append(1))
+    with torch.no_grad():
+        greedy = model.generate(**batch, max_length=10)
+        assert len(calls) == 1  # the encoder runs once; the decoding steps read its outputs
+        beams = model.generate(**batch, max_length=10, num_beams=4)
+        assert greedy.shape[0] == beams.shape[0] == 2 and len(calls) == 2
+        # a decoding step given the encoder's outputs ignores relation_ids
+        encoder_outputs = model.get_encoder()(**batch)
+        step = {"attention_mask": batch["attention_mask"], "decoder_input_ids": greedy[:, :3],
+                "encoder_outputs": encoder_outputs}
+        assert torch.equal(model(**step, relation_ids=torch.zeros_like(batch["relation_ids"])).logits,
+                           model(**step, relation_ids=batch["relation_ids"]).logits)
+        # padding is harmless: the short sentence alone decodes as it does in the padded batch
+        alone = model.generate(input_ids=batch["input_ids"][1:, :4], attention_mask=batch["attention_mask"][1:, :4],
+                               relation_ids=batch["relation_ids"][1:, :4, :4], max_length=10)
+        assert torch.equal(alone[0], greedy[1, :alone.shape[1]])
+    with pytest.raises(ValueError, match="needs relation_ids"):
+        model.generate(input_ids=batch["input_ids"], max_length=5)
+
+
+def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
+    from hf_recogs.train import ConfigError, parse_args
+
+    exp, _ = parse_args([CONFIG, f"output_dir={tmp_path}",
+                         "model_overrides={encoder_structure: soft, structure_layers: [0], structure_heads: 4}"])
+    assert exp.arch == "structure_transformer" and exp.model_overrides["structure_layers"] == [0]
+    with pytest.raises(ConfigError, match="encoder_structure must be one of none, hard, soft, both"):
+        parse_args([CONFIG, "model_overrides={encoder_structure: x}"])
+    with pytest.raises(ConfigError, match="structure_heads must be between 1 and"):
+        parse_args([CONFIG, "model_overrides={structure_heads: 5}"])
+    with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
+        parse_args([CONFIG, "dataset=scan_simple"])
+
+
+@pytest.mark.mirror
+def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
+    from hf_recogs.report.card import render_model_card
+    from hf_recogs.train import main
+    from hf_recogs.train.record import TRACK_WITH_STRUCTURE, structure_track
+
+    out = tmp_path / "out"
+    model = json.dumps({**TINY, "structure_heads": 1})
+    assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
+                 "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
+                 "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
+                 "logging_steps=1", f"model_overrides={model}"]) == 0
+    res = json.loads((out / "seed_3" / "results.json").read_text())
+    assert res["arch"] == "structure_transformer" and structure_track(res) == TRACK_WITH_STRUCTURE
+    structure = res["input_structure"]
+    assert structure["parser"] == "hf_recogs.structure.cogs_parse_sentence"
+    assert (structure["encoder_structure"], structure["structure_heads"], structure["structure_layers"]) == (
+        "hard", 1, [0])
+    assert structure["unparsed_inputs"] == {"train": 0, "gen": 0}
+    assert res["train"]["global_step"] == 3 and res["splits"]["gen"]["n"] == 6
+    assert "Track: **with input structure**" in (out / "seed_3" / "README.md").read_text()
+    baseline = {**res, "arch": "transformer", "input_structure": None}
+    assert structure_track(baseline) == "without input structure"
+    assert "Track:" not in str(render_model_card(baseline))
