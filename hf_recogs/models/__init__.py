@@ -57,29 +57,21 @@ CLASSIFIERS = ("structure_encoder", "lstm_classifier")  # (input, candidate) cla
 # 4.12 changed how its loss is computed: true, and irrelevant for a model trained from scratch today.
 warnings.filterwarnings("ignore", message="Version v4.12.0 introduces a better way", category=FutureWarning)
 
-# Registration: local loading after `import hf_recogs.models`, and `auto_map` + code files in saved checkpoints.
-AutoConfig.register(LstmSeq2SeqConfig.model_type, LstmSeq2SeqConfig, exist_ok=True)
-AutoModelForSeq2SeqLM.register(LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, exist_ok=True)
-LstmSeq2SeqConfig.register_for_auto_class()
-LstmSeq2SeqForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
-# The structure-masked encoder classifier (structure annotations as attention masks): the same two ways to load.
-AutoConfig.register(StructureEncoderConfig.model_type, StructureEncoderConfig, exist_ok=True)
-AutoModelForSequenceClassification.register(StructureEncoderConfig, StructureEncoderForSequenceClassification,
-                                            exist_ok=True)
-StructureEncoderConfig.register_for_auto_class()
-StructureEncoderForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")
-# The classification paper's LSTM baseline: the same two ways.
-AutoConfig.register(LstmClassifierConfig.model_type, LstmClassifierConfig, exist_ok=True)
-AutoModelForSequenceClassification.register(LstmClassifierConfig, LstmClassifierForSequenceClassification,
-                                            exist_ok=True)
-LstmClassifierConfig.register_for_auto_class()
-LstmClassifierForSequenceClassification.register_for_auto_class("AutoModelForSequenceClassification")
-# The structure track's seq2seq model: the same two ways as the LSTM.
-AutoConfig.register(StructureTransformerConfig.model_type, StructureTransformerConfig, exist_ok=True)
-AutoModelForSeq2SeqLM.register(StructureTransformerConfig, StructureTransformerForConditionalGeneration,
-                               exist_ok=True)
-StructureTransformerConfig.register_for_auto_class()
-StructureTransformerForConditionalGeneration.register_for_auto_class("AutoModelForSeq2SeqLM")
+
+
+def _register(config_class, model_class, auto_class) -> None:
+    """Make a custom model loadable two ways: by the Auto classes once hf_recogs is imported, and from a saved
+    checkpoint alone (``auto_map`` + its code files, ``trust_remote_code=True``)."""
+    AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
+    auto_class.register(config_class, model_class, exist_ok=True)
+    config_class.register_for_auto_class()
+    model_class.register_for_auto_class(auto_class.__name__)
+
+
+_register(LstmSeq2SeqConfig, LstmSeq2SeqForConditionalGeneration, AutoModelForSeq2SeqLM)
+_register(StructureTransformerConfig, StructureTransformerForConditionalGeneration, AutoModelForSeq2SeqLM)
+_register(StructureEncoderConfig, StructureEncoderForSequenceClassification, AutoModelForSequenceClassification)
+_register(LstmClassifierConfig, LstmClassifierForSequenceClassification, AutoModelForSequenceClassification)
 
 
 def _lstm_config(vocab_size: int, special_ids: dict, max_positions: int, **overrides) -> LstmSeq2SeqConfig:
