@@ -95,7 +95,9 @@ class DatasetConfig:
     CLI and the reports read it from here. ``category_groups`` (a ``CategoryGroups``, None when the benchmark
     has none) says which categories are scored together as groups: training, the CLI and the metrics pass it
     to ``scoring.summarize``. ``columns`` are the string columns every row has, before ``extra_features``
-    (a classification config has ``candidate`` in place of ``output``).
+    (a classification config has ``candidate`` in place of ``output``). ``row_kinds`` names kinds of training
+    rows (name -> predicate over a row) that training may oversample (``oversample: {kind: times}``): a fact of
+    the benchmark, such as COGS's deeply nested sentences, declared where the benchmark is.
     """
 
     name: str
@@ -119,6 +121,7 @@ class DatasetConfig:
     # "module:function" ((input, candidate) -> (input tree, candidate tree, cross-links)) and imported only when
     # used: it decides no row, so it stays out of the config's cache key; None: no trees
     structure: str | None = None
+    row_kinds: dict[str, Callable[[Row], bool]] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.structure is not None and self.structure.count(":") != 1:

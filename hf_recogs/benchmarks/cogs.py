@@ -92,6 +92,20 @@ def recursion_depth(category: str, sentence: str) -> int | None:
     return None
 
 
+def _nested(row: Row) -> int:
+    words = row["input"].split()
+    return max(words.count("that"), sum(word in PREPOSITIONS for word in words))
+
+
+# Training rows that the structural generalisation categories resemble most (``oversample`` in training):
+# sentences with two embedded clauses or two prepositional phrases (the deepest that train holds), and
+# ReCOGS's concatenations of two sentences (its augmented train sets tag them ``concat``).
+ROW_KINDS = {
+    "nested_2": lambda row: _nested(row) >= 2,
+    "concat": lambda row: row["category"] == "concat",
+}
+
+
 CATEGORY_GROUPS = CategoryGroups(
     ("lexical", "structural", "lexical_15"), groups_of,
     explanation="`lexical` / `structural` group the COGS generalisation categories as in the COGS README and the "
@@ -219,6 +233,7 @@ def _declare(
             notes=notes,
             metric=metric,
             category_groups=CATEGORY_GROUPS,
+            row_kinds=ROW_KINDS,
         )
     )
 

@@ -102,6 +102,13 @@ class ExperimentArguments:
             "every epoch (less padding: 3-4x the training throughput on CPU, bench/train_bench.py)"
         },
     )
+    oversample: dict[str, int] | str | None = field(
+        default=None,
+        metadata={
+            "help": "repeat the training rows of a kind the dataset declares (DatasetConfig.row_kinds; COGS "
+            "family: nested_2, concat) this many times in every epoch, e.g. '{nested_2: 4}'"
+        },
+    )
     loss_weighting: str = field(
         default="batch",
         metadata={
@@ -195,7 +202,7 @@ class ExperimentArguments:
             bad = [s for s in getattr(self, name) if s not in allowed]
             if bad:
                 raise ConfigError(f"{name}: {', '.join(map(repr, bad))} not among {', '.join(allowed)}")
-        for name in ("dataset_params", "data_files", "model_overrides"):
+        for name in _MAPPING_FIELDS:
             setattr(self, name, _as_mapping(name, getattr(self, name)))
         if (self.dataset is None) == (not self.data_files):
             raise ConfigError("give exactly one of `dataset` (an hf_recogs config name) or `data_files`")
@@ -205,6 +212,7 @@ class ExperimentArguments:
             self._check_dataset()
         self._check_task()
         self._check_input_structure()
+        self._check_oversample()
         for name in ("max_train_samples", "max_eval_samples", "cpu_threads"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -237,6 +245,23 @@ class ExperimentArguments:
 
             check_structure_family(self.dataset, self.arch)
 
+    def _check_oversample(self) -> None:
+        """``oversample``: kinds the dataset declares (``DatasetConfig.row_kinds``), each a whole number of times."""
+        if not self.oversample:
+            return
+        kinds = {}
+        if self.dataset:
+            from ..registry import get_config
+
+            kinds = get_config(self.dataset).row_kinds
+        for kind, times in self.oversample.items():
+            if kind not in kinds:
+                declared = ", ".join(kinds) or "none"
+                raise ConfigError(f"oversample: {self.dataset or 'data_files'} declares no row kind {kind!r} "
+                                  f"(declared: {declared})")
+            if type(times) is not int or times < 1:
+                raise ConfigError(f"oversample: {kind} must repeat a whole number of times (1 or more), got {times!r}")
+
     def _check_data_files(self) -> None:
         bad = [s for s in self.data_files if s not in SPLITS]
         if bad:
@@ -261,7 +286,7 @@ class ExperimentArguments:
 
 
 
-_MAPPING_FIELDS = ("dataset_params", "data_files", "model_overrides")
+_MAPPING_FIELDS = ("dataset_params", "data_files", "model_overrides", "oversample")
 
 
 def _make_parser():

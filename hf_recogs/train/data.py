@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import logging
 import random
 
 from .arguments import ConfigError, ExperimentArguments
+
+logger = logging.getLogger("hf_recogs.train")
 
 KEPT_COLUMNS = ("input", "output", "category")
 # an (input, candidate) classification config: the candidate's label and where a negative came from
@@ -220,10 +223,26 @@ def tokenize_dataset(ds, tokenizer, max_positions: int, layout: SourceLayout | N
 
 
 def training_rows(exp: ExperimentArguments, raw, seed: int):
-    """The training split as the run reads it: ``max_train_samples`` rows, shuffled once per seed for
-    ``data_order: fixed`` (the ReCOGS reference's order, the same every epoch)."""
+    """The training split as the run reads it: ``max_train_samples`` rows, each row of an ``oversample`` kind
+    repeated (the most times any of its kinds asks), shuffled once per seed for ``data_order: fixed`` (the
+    ReCOGS reference's order, the same every epoch)."""
     rows = subset(raw["train"], exp.max_train_samples)
+    if exp.oversample:
+        rows = oversampled(rows, exp)
     return rows.shuffle(seed=seed, keep_in_memory=True) if exp.data_order == "fixed" else rows
+
+
+def oversampled(rows, exp: ExperimentArguments):
+    """``rows`` with every row of an ``oversample`` kind followed by its copies."""
+    from ..registry import get_config
+
+    kinds = get_config(exp.dataset).row_kinds
+    order = []
+    for i, row in enumerate(rows):
+        times = max([exp.oversample[k] for k in exp.oversample if kinds[k](row)], default=1)
+        order += [i] * times
+    logger.info("oversample %s: %d training rows -> %d", exp.oversample, len(rows), len(order))
+    return rows.select(order, keep_in_memory=True)
 
 
 def tokens_per_batch(train_ds, batch_size: int) -> float:
