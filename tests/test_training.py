@@ -1160,6 +1160,29 @@ def test_training_time_adds_up_over_resumes(tmp_path):
     assert training_time(earlier)["wall_s"] is None
 
 
+def test_resuming_the_last_checkpoint_of_a_max_steps_run_trains_no_further(tmp_path):
+    """A max_steps run killed after its last checkpoint but before its results: resuming evaluates that
+    checkpoint as it is (transformers alone would take one more optimizer step when the run ended mid-epoch)."""
+    import torch
+    from safetensors.torch import load_file
+
+    from hf_recogs.train import main
+
+    cfg = write_config(tmp_path, max_steps=7, save_strategy="steps", save_steps=7, eval_splits=["validation"])
+    assert main([str(cfg)]) == 0
+    seed_dir = tmp_path / "out" / "seed_7"
+    first = json.loads((seed_dir / "results.json").read_text())
+    assert first["train"]["global_step"] == 7 and first["train"]["epochs_done"] % 1  # ends mid-epoch
+    (seed_dir / "results.json").unlink()  # as if killed while evaluating
+    assert main([str(cfg), "resume_from_checkpoint=true"]) == 0
+    again = json.loads((seed_dir / "results.json").read_text())
+    assert again["train"]["global_step"] == 7 and not (seed_dir / "checkpoint-8").exists()
+    weights = load_file(seed_dir / "checkpoint-7" / "model.safetensors")
+    final = load_file(seed_dir / "model.safetensors")
+    assert all(torch.equal(weights[k], final[k]) for k in weights)
+    assert again["splits"]["validation"]["n"] == first["splits"]["validation"]["n"]
+
+
 def test_unwritable_output_dir_is_one_line(tmp_path, capsys):
     from hf_recogs.train import main
 

@@ -149,7 +149,10 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
                             layout=layout)
     if resume:
         logger.info("seed %d: resuming from %s", seed, resume)
-    train_out = trainer.train(resume_from_checkpoint=resume)
+    if resume and ends_training(resume, args.max_steps):
+        train_out = restore_finished_training(trainer, resume)
+    else:
+        train_out = trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(str(seed_dir))
     if trainer.is_world_process_zero() and not is_classification(exp):
         model.generation_config.save_pretrained(str(seed_dir))
@@ -369,6 +372,25 @@ def pair_collator(exp, tokenizer, model):
     return PairCollator(tokenizer, pair_annotator(exp), structure_tokens=model.config.structure_tokens,
                         max_length=model.config.max_position_embeddings,
                         relations=getattr(model, "reads_relations", True))
+
+
+def ends_training(checkpoint: str, max_steps: int) -> bool:
+    """Whether a checkpoint is the last step of a ``max_steps`` run (killed before it wrote its results):
+    transformers would take one more optimizer step when resuming a run that ended mid-epoch."""
+    state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
+    return max_steps > 0 and state.get("global_step", 0) >= max_steps
+
+
+def restore_finished_training(trainer, checkpoint: str):
+    """The model and Trainer state of a finished run's last checkpoint, without training; a ``TrainOutput``
+    like ``train()``'s (its loss of this process is unknown: the checkpoint was written before it was)."""
+    from transformers import TrainerState
+    from transformers.trainer_utils import TrainOutput
+
+    trainer._load_from_checkpoint(checkpoint)
+    trainer.state = TrainerState.load_from_json(str(Path(checkpoint) / "trainer_state.json"))
+    logger.info("%s is the last step of training: evaluating it without training further", checkpoint)
+    return TrainOutput(trainer.state.global_step, None, {})
 
 
 def finish_seed(accelerator, seed_dir: Path, record: RunRecord, training: bool) -> dict:
