@@ -46,6 +46,7 @@ __all__ = [
     "FORMS",
     "Malformed",
     "parse_fol",
+    "fol_token_spans",
     "parse_vf",
     "vf_to_fol",
     "format_fol",
@@ -154,7 +155,9 @@ _FOL_TOKEN = re.compile(r"\s*(?:(<->|->|[-&|().,])|([A-Za-z_][A-Za-z0-9_]*)|(\S)
 _QUANTIFIERS = {"exists": "exists", "all": "all"}
 
 
-def _fol_tokens(text: str) -> list[str]:
+def fol_token_spans(text: str) -> list[tuple[str, int]]:
+    """The FOL tokens of ``text`` with the character each starts at; :class:`Malformed` for a character that
+    starts no token."""
     tokens = []
     pos = 0
     stripped = text.rstrip()
@@ -162,9 +165,14 @@ def _fol_tokens(text: str) -> list[str]:
         m = _FOL_TOKEN.match(stripped, pos)
         if m.group(3) is not None:
             raise Malformed("unknown_token", f"{m.group(3)!r} at character {m.start(3)}")
-        tokens.append(m.group(1) or m.group(2))
+        start = m.start(1) if m.group(1) is not None else m.start(2)
+        tokens.append((m.group(1) or m.group(2), start))
         pos = m.end()
     return tokens
+
+
+def _fol_tokens(text: str) -> list[str]:
+    return [token for token, _ in fol_token_spans(text)]
 
 
 class _FolParser:

@@ -19,6 +19,7 @@ from hf_recogs.structure import (
     cfq_question_structure,
     scan_command_structure,
     sygns_cross_links,
+    sygns_fol_structure,
     sygns_sentence_structure,
     sygns_vf_structure,
 )
@@ -177,6 +178,39 @@ def test_sygns_vf_tree_by_hand():
     for bad in ("EXIST JOHN", "AND CAT SMALL RUN", "", "NOT"):
         with pytest.raises(StructureError):
             sygns_vf_structure(bad)
+
+
+def test_sygns_fol_tree_by_hand():
+    # all over its variable's token and "->"; "->" over its right operand; each token is its shallowest node
+    s = sygns_fol_structure("all x1.(dog(x1) -> -swim(x1))")
+    assert s.tokens == ("all", "x1.(dog(x1)", "->", "-swim(x1))") and s.heads == (ROOT, 0, 0, 2)
+    fol = "exists x1.(cat(x1) & small(x1) & -exists x2.(elliot(x2) & touch(x1,x2)))"
+    #      0      1           2 3         4 5       6              7 8
+    s = sygns_fol_structure(fol)
+    # the first "&" is the conjunction's node, the second outside; "-exists" is the negation (under "&") and
+    # holds the inner quantifier, whose variable's token and conjunction hang from it
+    assert s.heads == (ROOT, 0, 0, 2, OUTSIDE, 2, 5, 5, 7)
+    assert nested(s) == ("exists", ["x1.(cat(x1)", ("&", ["small(x1)", ("-exists", [
+        "x2.(elliot(x2)", ("&", ["touch(x1,x2)))"])])])])
+
+
+def test_sygns_fol_trees_need_a_formula_in_the_datas_printing():
+    for bad in ("", "exists x1.(cat(x1)", "cat(x1) &", 7):
+        with pytest.raises(StructureError, match="FOL formula") as err:
+            sygns_fol_structure(bad)
+        assert "\n" not in str(err.value)
+    # the same formula printed otherwise (a nested conjunction the data would print flat): no tree
+    with pytest.raises(StructureError, match="printed in the data's convention"):
+        sygns_fol_structure("exists x1.(cat(x1) & (small(x1) & big(x1)))")
+
+
+def test_the_sygns_pair_annotator_gives_the_candidate_its_fol_tree():
+    from hf_recogs.structure.annotators import sygns_pair
+
+    _, candidate, _ = sygns_pair("one dog swam and cried", "exists x1.(dog(x1) & swim(x1) & cry(x1))")
+    assert candidate.heads == (ROOT, 0, 0, 2, OUTSIDE, 2)
+    _, wrong, _ = sygns_pair("one dog swam", "exists x1.(dog(x1) &")
+    assert wrong.heads == (OUTSIDE,) * 3  # a candidate that does not parse keeps its tokens, no tree
 
 
 def test_sygns_cross_links_by_lemma():

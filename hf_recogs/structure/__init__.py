@@ -4,7 +4,7 @@ structure-annotation method of Kim, Ravikumar, Ainslie & Ontañón 2021 on our b
 Every annotator returns a :class:`Structure` (or raises :class:`StructureError` / returns None for a candidate
 that does not parse, as its docstring says): COGS / ReCOGS sentences and logical forms (``cogs_*``), CFQ
 questions (a tree from the release's rule tree; tokens only for the MCD1 copy, which has none) and SPARQL
-queries (``cfq_*``), SCAN commands, SyGNS sentences and variable-free forms. The links are pairs (input token index, output token index)."""
+queries (``cfq_*``), SCAN commands, SyGNS sentences, variable-free forms and FOL formulas. The links are pairs (input token index, output token index)."""
 
 from .cfq import cross_links as cfq_cross_links
 from .cfq import query_structure as cfq_query_structure
@@ -20,6 +20,7 @@ from .cogs import lf_structure as cogs_lf_structure
 from .cogs import parse_sentence as cogs_parse_sentence
 from .scan import command_structure as scan_command_structure
 from .sygns import cross_links as sygns_cross_links
+from .sygns import fol_structure as sygns_fol_structure
 from .sygns import sentence_structure as sygns_sentence_structure
 from .sygns import vf_structure as sygns_vf_structure
 from .tree import OUTSIDE, ROOT, Structure, StructureError
@@ -30,5 +31,5 @@ __all__ = [
     "cogs_gold_relations", "cogs_learn_lexicon", "cogs_lf_structure", "cogs_parse_sentence",
     "cfq_cross_links", "cfq_query_structure", "cfq_question_structure", "cfq_question_tree",
     "scan_command_structure",
-    "sygns_cross_links", "sygns_sentence_structure", "sygns_vf_structure",
+    "sygns_cross_links", "sygns_fol_structure", "sygns_sentence_structure", "sygns_vf_structure",
 ]

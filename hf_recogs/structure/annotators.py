@@ -33,8 +33,8 @@ def cfq_pair(question: str, query: str) -> tuple[Structure, Structure, list]:
 
 
 def sygns_pair(sentence: str, formula: str) -> tuple[Structure, Structure, list]:
-    """Our SyGNS grammar's parse of the sentence, the formula's tokens (FOL has no tree yet) and the links of
-    content words by lemma."""
-    from .sygns import cross_links, sentence_structure
+    """Our SyGNS grammar's parse of the sentence, the FOL formula's tree over its whitespace tokens and the
+    links of content words by lemma."""
+    from .sygns import cross_links, fol_structure, sentence_structure
 
-    return _or_tokens(sentence_structure, sentence), tree_free(formula), cross_links(sentence, formula)
+    return _or_tokens(sentence_structure, sentence), _or_tokens(fol_structure, formula), cross_links(sentence, formula)
