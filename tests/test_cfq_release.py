@@ -326,11 +326,11 @@ def test_download_on_first_use_goes_to_the_cache_verified(items, fresh, monkeypa
 def test_streaming_reader_across_chunk_boundaries(items):
     text = json.dumps(items, indent=1)
     for chunk in (1, 7, 4096):
-        assert list(cfq.JsonArrayReader(io.StringIO(text), "fixture", chunk_chars=chunk)) == items
-    assert list(cfq.JsonArrayReader(io.StringIO(" [ 1 , 22 ,333 ] "), "numbers", chunk_chars=2)) == [1, 22, 333]
+        assert list(cfq.json_array_items(io.BytesIO(text.encode()), "fixture", buf_size=chunk)) == items
+    assert list(cfq.json_array_items(io.BytesIO(b" [ 1 , 22 ,333 ] "), "numbers", buf_size=2)) == [1, 22, 333]
     for bad in ('{"a": 1}', "[1, 2", "[1 2]", "[1,]"):
         with pytest.raises(SourceError, match="is not a JSON array of items"):
-            list(cfq.JsonArrayReader(io.StringIO(bad), "bad", chunk_chars=3))
+            list(cfq.json_array_items(io.BytesIO(bad.encode()), "bad", buf_size=3))
 
 
 def test_rule_strings_need_their_identifier():

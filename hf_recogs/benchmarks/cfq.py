@@ -29,9 +29,8 @@ repository.
 
 from __future__ import annotations
 
-import codecs
+import itertools
 import json
-import re
 import string
 import tarfile
 import zlib
@@ -128,7 +127,6 @@ KIM2021_SPLIT_FILES = {"mcd": "scripts/cfq_splits/mcd.json", "random": "scripts/
 INDEX_KEYS = {"train": "trainIdxs", "validation": "devIdxs", "test": "testIdxs"}
 
 _PUNCTUATION_APART = str.maketrans({c: f" {c} " for c in string.punctuation})
-_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def release_file() -> UpstreamFile:
@@ -210,76 +208,19 @@ def release_item(record: Any, index: int, where: str = RELEASE_DATASET) -> Relea
     return ReleaseItem(preprocess_question(record[QUESTION_FIELD]), preprocess_query(record[QUERY_FIELD]), rule_tree)
 
 
-class Utf8Reader:
-    """A binary stream read as UTF-8 text, chunk by chunk (the members of a tarball read as a stream cannot
-    be wrapped in ``io.TextIOWrapper``)."""
+def json_array_items(stream: IO[bytes], where: str, buf_size: int = 1 << 20) -> Iterator[Any]:
+    """The elements of the JSON array in a binary stream, decoded one at a time by ijson (the release's
+    dataset.json is about 4 GB); :class:`SourceError` for anything but an array."""
+    import ijson
 
-    def __init__(self, stream: IO[bytes]):
-        self.stream = stream
-        self.decoder = codecs.getincrementaldecoder("utf-8")()
-
-    def read(self, size: int) -> str:
-        """Up to about ``size`` bytes' worth of text; "" only at the end of the stream."""
-        while True:
-            data = self.stream.read(size)
-            text = self.decoder.decode(data, final=not data)
-            if text or not data:
-                return text
-
-
-class JsonArrayReader:
-    """The elements of the JSON array in a text stream, decoded one at a time while holding a few MB of text
-    (the release's dataset.json is about 4 GB)."""
-
-    def __init__(self, stream: IO[str] | Utf8Reader, where: str, chunk_chars: int = 1 << 22):
-        self.stream, self.where, self.chunk_chars = stream, where, chunk_chars
-        self.text, self.pos = "", 0
-        self.decoder = json.JSONDecoder()
-
-    def _read_more(self) -> bool:
-        """Append the next chunk of the stream, dropping what was consumed; False at its end."""
-        more = self.stream.read(self.chunk_chars)
-        self.text, self.pos = self.text[self.pos:] + more, 0
-        return bool(more)
-
-    def _next_char(self) -> str:
-        """The next character after white space ("" at the end of the stream), not consumed."""
-        while True:
-            self.pos = _JSON_SPACE.match(self.text, self.pos).end()
-            if self.pos < len(self.text):
-                return self.text[self.pos]
-            if not self._read_more():
-                return ""
-
-    def _error(self, what: str) -> SourceError:
-        return SourceError(f"hf_recogs: {self.where} is not a JSON array of items: {what}")
-
-    def _decode(self) -> Any:
-        while True:
-            try:
-                value, end = self.decoder.raw_decode(self.text, self.pos)
-            except json.JSONDecodeError as err:
-                if self._read_more():
-                    continue  # the value runs past the text read so far
-                raise self._error(str(err)) from None
-            if end == len(self.text) and self._read_more():
-                continue  # a number may go on in the next chunk: decode it again whole
-            self.pos = end
-            return value
-
-    def __iter__(self) -> Iterator[Any]:
-        if self._next_char() != "[":
-            raise self._error("it does not start with '['")
-        self.pos += 1
-        first = True
-        while (char := self._next_char()) != "]":
-            if not first:
-                if char != ",":
-                    raise self._error(f"expected ',' or ']', found {char or 'the end of the file'!r}")
-                self.pos += 1
-                self._next_char()
-            yield self._decode()
-            first = False
+    events = ijson.parse(stream, buf_size=buf_size, use_float=True)
+    try:
+        first = next(events, None)
+        if first is None or first[1] != "start_array":
+            raise SourceError(f"hf_recogs: {where} is not a JSON array of items: it does not start with '['")
+        yield from ijson.items(itertools.chain([first], events), "item")
+    except ijson.JSONError as err:
+        raise SourceError(f"hf_recogs: {where} is not a JSON array of items: {err}") from None
 
 
 def _decode_json(data: bytes, where: str) -> Any:
@@ -298,7 +239,7 @@ class ReleaseContents:
 
 
 def _read_items(stream: IO[bytes], where: str) -> tuple[ReleaseItem, ...]:
-    records = JsonArrayReader(Utf8Reader(stream), where)
+    records = json_array_items(stream, where)
     return tuple(release_item(record, index, where) for index, record in enumerate(records))
 
 
