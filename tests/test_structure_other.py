@@ -1,4 +1,4 @@
-"""Structure annotations of CFQ queries, SCAN commands and SyGNS sentences / variable-free forms: trees written
+"""Structure annotations of CFQ queries (questions: test_structure_cfq_question.py), SCAN commands and SyGNS sentences / variable-free forms: trees written
 out by hand, tree shape on whole splits, and cross-links on the right tokens."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from hf_recogs.structure import (
     StructureError,
     cfq_cross_links,
     cfq_query_structure,
-    cfq_question_structure,
     scan_command_structure,
     sygns_cross_links,
     sygns_fol_structure,
@@ -82,12 +81,6 @@ def test_cfq_query_trees_by_hand():
 def test_cfq_malformed_queries_get_no_tree(query):
     with pytest.raises(StructureError):
         cfq_query_structure(query)
-
-
-def test_cfq_question_has_tokens_and_no_tree():
-    s = cfq_question_structure("Did M1 star a child of M0")
-    assert s.tokens == ("Did", "M1", "star", "a", "child", "of", "M0") and s.n_words == 7
-    assert s.root is None and s.edges() == [] and set(s.heads) == {OUTSIDE}
 
 
 def test_cfq_cross_links_land_on_the_entities():

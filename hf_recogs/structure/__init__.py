@@ -3,8 +3,9 @@ structure-annotation method of Kim, Ravikumar, Ainslie & Ontañón 2021 on our b
 
 Every annotator returns a :class:`Structure` (or raises :class:`StructureError` / returns None for a candidate
 that does not parse, as its docstring says): COGS / ReCOGS sentences and logical forms (``cogs_*``), CFQ
-questions (a tree from the release's rule tree; tokens only for the MCD1 copy, which has none) and SPARQL
-queries (``cfq_*``), SCAN commands, SyGNS sentences, variable-free forms and FOL formulas. The links are pairs (input token index, output token index)."""
+questions (our parser of CFQ's question grammar, or a release row's rule tree) and SPARQL queries (``cfq_*``),
+SCAN commands, SyGNS sentences, variable-free forms and FOL formulas. The links are pairs (input token index,
+output token index)."""
 
 from .cfq import cross_links as cfq_cross_links
 from .cfq import query_structure as cfq_query_structure

@@ -26,10 +26,10 @@ def recogs_pos_pair(sentence: str, lf: str) -> tuple[Structure, Structure, list]
 
 
 def cfq_pair(question: str, query: str) -> tuple[Structure, Structure, list]:
-    """The question's tokens (MCD1 has no question trees), the query's tree and the entity links."""
-    from .cfq import cross_links, query_structure
+    """Our parse of the question (MCD1 carries no rule trees), the query's tree and the entity links."""
+    from .cfq import cross_links, query_structure, question_structure
 
-    return tree_free(question), _or_tokens(query_structure, query), cross_links(question, query)
+    return _or_tokens(question_structure, question), _or_tokens(query_structure, query), cross_links(question, query)
 
 
 def sygns_pair(sentence: str, formula: str) -> tuple[Structure, Structure, list]:
