@@ -103,17 +103,38 @@ def test_the_lstm_classifier_trains_through_train_py_without_relations(tmp_path)
 @pytest.mark.parametrize(("extra", "needle"), [
     ({"arch": "transformer"}, "is a seq2seq model; (input, candidate) classification trains structure_encoder"),
     ({"metric": "sem"}, "is a classifier; it trains on a classification config"),
-    ({"data_order": "grouped"}, None),
 ])
-def test_a_model_of_the_other_task_is_one_line(tmp_path, extra, needle, capsys):
+def test_a_model_of_the_other_task_is_one_line(tmp_path, extra, needle):
     cfg = write_config(tmp_path, **extra)
-    if needle is None:  # found when the seed starts, before any training
-        assert main([str(cfg)]) == 2
-        assert "data_order grouped sorts seq2seq rows by length" in capsys.readouterr().err
-        return
     with pytest.raises(ConfigError) as info:
         parse_args([str(cfg)])
     assert needle in str(info.value)
+
+
+def test_grouped_order_batches_pairs_of_similar_length(tmp_path):
+    """data_order grouped on classification rows: batches of pairs of similar length (less padding), and the
+    classifier still learns."""
+    from hf_recogs.train import trainer as trainer_module
+
+    orders = []
+    sampler_of = trainer_module.BaselineTrainer._get_train_sampler
+
+    def spy(self, train_dataset=None):
+        sampler = sampler_of(self, train_dataset)
+        lengths = (train_dataset or self.train_dataset)["length"]
+        orders.append([lengths[i] for i in iter(sampler)])
+        return sampler
+
+    cfg = write_config(tmp_path, data_order="grouped", per_device_train_batch_size=8)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trainer_module.BaselineTrainer, "_get_train_sampler", spy)
+        assert main([str(cfg)]) == 0
+    res = json.loads((tmp_path / "out" / "seed_3" / "results.json").read_text())
+    assert res["hyperparameters"]["data_order"] == "grouped" and res["splits"]["test"]["roc_auc"] > 0.9
+    order = orders[0]
+    assert len(order) == 240 and set(order) == {4, 6, 8}  # input + candidate words: 2-4 each, the same count
+    spread = sum(max(b) - min(b) for b in (order[k:k + 8] for k in range(0, 240, 8))) / 30
+    assert spread < 1.5, spread  # random batches of 8 from a third each of 4, 6, 8 spread by about 3.7
 
 
 @pytest.mark.mirror

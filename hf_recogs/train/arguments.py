@@ -98,8 +98,9 @@ class ExperimentArguments:
         default="reshuffle",
         metadata={
             "help": "reshuffle: new order every epoch (Trainer default); fixed: shuffle once per seed and read "
-            "in that order every epoch (ReCOGS reference); grouped: batches of similar source length, reshuffled "
-            "every epoch (less padding: 3-4x the training throughput on CPU, bench/train_bench.py)"
+            "in that order every epoch (ReCOGS reference); grouped: batches of similar length (source + target "
+            "tokens; input + candidate words for classification), reshuffled every epoch (less padding: 3-4x "
+            "the seq2seq training throughput on CPU, bench/train_bench.py)"
         },
     )
     oversample: dict[str, int] | str | None = field(

@@ -245,6 +245,13 @@ def oversampled(rows, exp: ExperimentArguments):
     return rows.select(order, keep_in_memory=True)
 
 
+def with_pair_lengths(rows):
+    """Classification rows with a ``length`` column (input + candidate words) for ``data_order: grouped``: the
+    laid-out pair, structure tokens included, grows with it, so batches of similar length pad little."""
+    lengths = [len(a.split()) + len(b.split()) for a, b in zip(rows["input"], rows["candidate"], strict=True)]
+    return rows.add_column("length", lengths)
+
+
 def tokens_per_batch(train_ds, batch_size: int) -> float:
     """Mean target tokens (the labels the loss counts) of a training batch: the divisor of loss_weighting token."""
     per_row = sum(len(labels) for labels in train_ds["labels"]) / len(train_ds)

@@ -40,6 +40,7 @@ from .data import (
     tokenize_dataset,
     tokens_per_batch,
     training_rows,
+    with_pair_lengths,
 )
 from .hardware import configure_cpu_threads, cuda_available, use_cpu_bf16
 from .record import RunRecord, environment, recorded_hyperparameters, training_record
@@ -132,6 +133,8 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
     layout = source_layout(exp, tokenizer, model.config)  # structure_transformer: inputs with their trees
     if is_classification(exp):  # rows stay text: the collator annotates and lays out each pair
         train_ds, collator = train_raw, pair_collator(exp, tokenizer, model)
+        if exp.data_order == "grouped":
+            train_ds = with_pair_lengths(train_raw)
     else:
         train_ds = tokenize_dataset(train_raw, tokenizer, exp.max_positions, layout)
         collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
@@ -256,9 +259,6 @@ def seed_training_arguments(exp: ExperimentArguments, targs, seed: int, seed_dir
     if exp.data_order == "fixed":
         args.train_sampling_strategy = "sequential"
     elif exp.data_order == "grouped":
-        if is_classification(exp):
-            raise ConfigError("data_order grouped sorts seq2seq rows by length; a classification config reads "
-                              "reshuffle or fixed")
         args.train_sampling_strategy = "group_by_length"
     if is_classification(exp):
         args.remove_unused_columns = False  # the collator reads the text columns
