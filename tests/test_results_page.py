@@ -149,3 +149,35 @@ def test_an_aggregate_that_disagrees_with_its_seeds_is_refused(synthetic):
     (run / "aggregate.json").write_text(json.dumps(agg), encoding="utf-8")
     with pytest.raises(ResultsError, match="differs"):
         render(synthetic)
+
+
+def test_a_classifier_run_shows_auc_per_kind_of_negative_accuracy_and_f1(tmp_path):
+    def s(auc: float, acc: float, f1: float) -> dict:
+        return {"n": 40, "positives": 10, "roc_auc": auc, "accuracy": acc, "f1": f1}
+
+    def seed(number: int, auc: float) -> dict:
+        split = {**s(auc, 0.8, 0.5), "primary": "roc_auc", "groups": {},
+                 "per_category": {"wh": s(auc, 0.8, 0.5), "yes_no": s(auc - 0.1, 0.7, 0.4)},
+                 "per_negative_kind": {"model:lstm-test": s(auc - 0.2, 0.6, 0.3), "random": s(0.99, 0.9, 0.9)}}
+        return {"dataset": "cfq_mcd1_cls", "dataset_params": {"negatives": "model"}, "arch": "structure_encoder",
+                "metric": "classification", "seed": number, "num_parameters": 10,
+                "hyperparameters": {"learning_rate": 0.001, "per_device_train_batch_size": 112, "max_steps": 3000,
+                                    "model_overrides": {"attention": "hard"}},
+                "train": {"time": {"wall_s": 60.0}}, "environment": {"torch_threads": 1},
+                "command": "accelerate launch train.py configs/cfq_mcd1_cls_structure.yaml",
+                "splits": {"validation": split}}
+
+    results = tmp_path / "results"
+    # validation AUC 0.90 / 0.80: mean 85.0, sd sqrt(50) = 7.07; against the LSTM's negatives 70 / 60
+    _write(results, "cfq_cls_hard", [seed(1, 0.90), seed(2, 0.80)])
+    page = render(results)
+    section = page.split("## cfq_mcd1_cls, structure_encoder", 1)[1]
+    assert "`structure_encoder` (attention=\"hard\")" in section
+    assert "Dataset `cfq_mcd1_cls` (negatives=model); score: ROC AUC pooled" in section
+    assert "| validation | 85.0 ± 7.1 | 2 | 90.0 (1), 80.0 (2) |  |" in section
+    assert "| validation, model:lstm-test | 65.0 ± 7.1 | 2 | 70.0 (1), 60.0 (2) |  |" in section
+    assert "| validation, random | 99.0 ± 0.0 | 2 | 99.0 (1), 99.0 (2) |  |" in section
+    assert "| yes_no | 75.0 ± 7.1 | 2 | 80.0 (1), 70.0 (2) |  |" in section
+    accuracy = section.split("accuracy at probability 0.5:", 1)[1].split("F1 of", 1)[0]
+    assert "| validation | 80.0 ± 0.0 | 2 | 80.0 (1), 80.0 (2) |  |" in accuracy
+    assert "| validation | 50.0 ± 0.0 | 2 |" in section.split("F1 of the positive class at probability 0.5:", 1)[1]

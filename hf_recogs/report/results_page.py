@@ -135,7 +135,8 @@ HEADLINE = (
 
 SYGNS_LEVELS = {"equivalence": "G⇔P", "entailment_g_to_p": "G⇒P", "entailment_p_to_g": "G⇐P",
                 "polarity_up_f1": "polarity up F1", "polarity_down_f1": "polarity down F1"}
-METRIC_NAMES = {"sem_match": "SEM", "exact_match": "exact match"}
+METRIC_NAMES = {"sem_match": "SEM", "exact_match": "exact match",
+                "roc_auc": "ROC AUC pooled over the split's (input, candidate) pairs"}
 
 
 class ResultsError(ValueError):
@@ -221,7 +222,8 @@ def _value(results: dict[str, Any], split: str, name: str | None, metric: str,
     if depth is not None:
         s = (s.get("per_depth") or {}).get(name, {}).get(depth)
     elif name is not None:
-        s = s.get("groups", {}).get(name) or s.get("per_category", {}).get(name)
+        s = (s.get("groups", {}).get(name) or s.get("per_category", {}).get(name)
+             or s.get("per_negative_kind", {}).get(name))
     if not s or s.get(metric) is None:
         return None
     return 100 * s[metric]
@@ -356,7 +358,9 @@ def setup_lines(run: Run) -> list[str]:
         + "; ".join(_hardware(r) for r in run.seeds) + ".",
     ]
     metric = run.metric(run.headline_split())
-    score = f"- Dataset `{first['dataset']}`; score: {METRIC_NAMES.get(metric, metric)} on the full splits"
+    params = _same(run, lambda r: ", ".join(f"{k}={v}" for k, v in (r.get("dataset_params") or {}).items()))
+    score = (f"- Dataset `{first['dataset']}`" + (f" ({params})" if params else "")
+             + f"; score: {METRIC_NAMES.get(metric, metric)} on the full splits")
     if run.checkpoints:
         score += "; model kept: " + ", ".join(f"`seed_{s}`" for s in run.checkpoints)
     lines.append(score + ".")
@@ -404,6 +408,16 @@ def run_section(run: Run) -> list[str]:
         lines += ["", f"{head}, per category:", ""]
         lines += _table("category", [(c, run_stats(run, head, c), _paper(run, f"{head}/{c}"))
                                      for c in categories])
+    if run.metric(head) == "roc_auc":  # a classifier: AUC per kind of negative, then accuracy and F1
+        lines += ["", "Each split against one kind of negative (its positives and the negatives of that kind):", ""]
+        lines += _table("split, negatives", [(f"{split}, {kind}", run_stats(run, split, kind), "")
+                                             for split in run.split_names()
+                                             for kind in _names(run, split, "per_negative_kind")])
+        for other in ("accuracy", "f1"):
+            label = "accuracy" if other == "accuracy" else "F1 of the positive class"
+            lines += ["", f"{label} at probability 0.5:", ""]
+            lines += _table("split", [(split, run_stats(run, split, metric=other), "")
+                                      for split in run.split_names()])
     depth_rows = []
     for category in _depth_categories(run, head):
         for depth in _depths(run, head, category):
