@@ -165,13 +165,24 @@ def _read_jsonl(path: Path, lines: list[str]) -> tuple[list[str], list[str] | No
 def score_file(path: Path, config: str, split: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score a predictions file against ``config``'s ``split``: the summary of ``scoring.summarize``, scored by
     the config's own metric. Imports neither torch nor transformers, so scoring takes seconds to start."""
-    from . import load_dataset
     from .registry import get_config
-    from .scoring import score_rows, summarize
+    from .scoring import summarize
 
     if get_config(config).metric == "classification":
         raise CliError(f"{config} is a classification config: hf-recogs score scores seq2seq predictions; "
                        "score its probabilities with hf_recogs.scoring.score_pairs")
+    records, declared, order_checked = scored_records(path, config, split, params)
+    return {"config": config, "split": split, "params": params or {}, "metric": declared.metric,
+            "order_checked": order_checked, **summarize(records, declared.metric, declared.category_groups)}
+
+
+def scored_records(path: Path, config: str, split: str, params: dict[str, Any] | None = None):
+    """(each row's verdicts as ``scoring.score_rows`` gives them, the config, whether the rows' order was
+    checked against their inputs) for a predictions file of ``config``'s ``split``."""
+    from . import load_dataset
+    from .registry import get_config
+    from .scoring import score_rows
+
     predictions, inputs = read_predictions(path)
     data = load_dataset(config, split=split, **(params or {}))
     if len(predictions) != len(data):
@@ -184,8 +195,7 @@ def score_file(path: Path, config: str, split: str, params: dict[str, Any] | Non
                                f"is {expected!r}; keep the split's order")
     declared = get_config(config)
     records = score_rows(predictions, data["output"], data["category"], declared.metric, inputs=data["input"])
-    return {"config": config, "split": split, "params": params or {}, "metric": declared.metric,
-            "order_checked": inputs is not None, **summarize(records, declared.metric, declared.category_groups)}
+    return records, declared, inputs is not None
 
 
 def _undecided(s: dict[str, Any]) -> int | None:
@@ -256,6 +266,23 @@ def cmd_score(args) -> int:
         except OSError as exc:
             raise CliError(f"--json {args.json}: cannot be written ({exc.strerror}); write elsewhere") from None
         print(f"written {args.json}")
+    return 0
+
+
+def cmd_errors(args) -> int:
+    from . import load_dataset
+    from .report.errors import error_tables, markdown
+
+    params = _params(args.param)
+    wanted = set(args.category) if args.category else None
+    if wanted and not wanted <= set(load_dataset(args.config, split=args.split, **params)["category"]):
+        raise CliError(f"{', '.join(sorted(wanted))}: not all categories of {args.config}/{args.split}; "
+                       f"name that split's categories (hf-recogs show {args.config})")
+    records, declared, _ = scored_records(Path(args.predictions), args.config, args.split, params)
+    groups = declared.category_groups
+    tables = error_tables((r for r in records if wanted is None or r["category"] in wanted),
+                          groups.depth if groups is not None else None)
+    print(markdown(tables))
     return 0
 
 
@@ -351,6 +378,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the scores as JSON")
     p.set_defaults(run=cmd_score)
+
+    p = sub.add_parser("errors", help="where the wrong rows of a ReCOGS_pos-style predictions file first leave "
+                                      "the gold form, per category and depth")
+    p.add_argument("predictions", help="as for score")
+    p.add_argument("--config", default="recogs_pos", help="default: recogs_pos")
+    p.add_argument("--split", default="gen", help="default: gen")
+    p.add_argument("--category", action="append", default=[], help="only this category (repeatable)")
+    p.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    p.set_defaults(run=cmd_errors)
 
     forwarded = {
         "train": "train and evaluate from a YAML config (as train.py; accelerate launch options before the config)",

@@ -34,6 +34,7 @@ RUN_BY: dict[str, tuple[str, ...]] = {
     "hf-recogs list": ("tests/test_cli.py::test_list_names_every_config",),
     "hf-recogs show": ("tests/test_cli.py::test_show_gives_sizes_rows_and_citation",),
     "hf-recogs score": ("tests/test_cli.py::test_score_jsonl_and_tsv",),
+    "hf-recogs errors": ("tests/test_errors.py::test_the_published_seed_66_analysis_is_recomputed",),
     # training runs of the shipped configs take minutes to hours: every config parses with its overrides, and
     # the launcher trains a small config end to end
     "accelerate launch train.py configs/recogs_pos_transformer_fast.yaml seeds=": (

@@ -1,0 +1,127 @@
+"""Where ReCOGS_pos predictions go wrong, from a predictions file alone (no model): for every wrong row, the first
+token where the prediction leaves the gold logical form, by kind; for ``obj_pp_to_subj_pp``, the role the
+prediction gives the subject.
+
+A ReCOGS_pos logical form lists its nouns first (``* baby ( 1 ) ; tray ( 4 ) ;``), then its predicates joined by
+``AND`` (``nmod . on ( 1 , 4 ) AND scream ( 8 ) AND agent ( 8 , 1 )``). The kinds of the first difference:
+
+- ``ends too early`` / ``goes on after the gold end``: one of the two forms stops where the other goes on;
+- in the noun list: ``a noun after the last one`` (the gold form starts its predicates, the prediction lists
+  another noun), ``the noun list ends early`` (the other way round), ``the previous noun or index again``,
+  ``noun list: other``;
+- in the predicates: ``wrong preposition`` (of an ``nmod``), ``wrong index``, ``predicates: other``.
+
+Greedy errors compound, so the first difference says where a wrong output starts to go wrong, not everything
+that is wrong in it. For ``obj_pp_to_subj_pp`` it also counts the wrong rows that give the subject other roles
+than the gold form, and those that still write every ``nmod`` conjunct of the gold form.
+
+    hf-recogs errors results/recogs_pos_transformer_fast/seed_66/predictions_gen.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+KINDS = ("ends too early", "goes on after the gold end", "a noun after the last one", "the noun list ends early",
+         "the previous noun or index again", "noun list: other", "wrong preposition", "wrong index",
+         "predicates: other")
+ROLES = ("agent", "theme", "recipient")
+_ROLE = re.compile(r"\b(agent|theme|recipient) \( (\d+) , (\d+) \)")
+_NMOD_HEAD = re.compile(r"nmod \. \w+ \( (\d+) ,")
+_NMOD = re.compile(r"nmod \. \w+ \( \d+ , \d+ \)")
+
+
+def _noun_list_end(tokens: list[str]) -> int:
+    """The index just after the noun list (after its last ``;``; 0 when the form lists no noun)."""
+    return max((i + 1 for i, t in enumerate(tokens) if t == ";"), default=0)
+
+
+def first_error(gold: str, prediction: str) -> str | None:
+    """The kind of the first token where ``prediction`` leaves ``gold`` (module docstring); None when they are
+    the same string."""
+    g, p = gold.split(), prediction.split()
+    i = next((k for k, (a, b) in enumerate(zip(g, p)) if a != b), min(len(g), len(p)))
+    if i == len(g) and i == len(p):
+        return None
+    if i == len(p):
+        return "ends too early"
+    if i == len(g):
+        return "goes on after the gold end"
+    gold_nouns_end, predicted_nouns_end = _noun_list_end(g), _noun_list_end(p)
+    if i < gold_nouns_end or i < predicted_nouns_end:
+        if i >= gold_nouns_end:
+            return "a noun after the last one"
+        if i >= predicted_nouns_end:
+            return "the noun list ends early"
+        previous = [t for t in g[max(0, i - 5):i] if t not in ("(", ")", ";", "*")]
+        return "the previous noun or index again" if p[i] in previous else "noun list: other"
+    if i >= 2 and g[i - 2:i] == ["nmod", "."]:
+        return "wrong preposition"
+    if g[i].isdigit():
+        return "wrong index"
+    return "predicates: other"
+
+
+def subject_roles(gold: str, prediction: str) -> tuple[str, str]:
+    """For a sentence whose subject carries the prepositional phrase (``obj_pp_to_subj_pp``): (the subject's
+    roles in the gold form, its roles in the prediction), each the role conjuncts that take the subject, in
+    order, joined by ``, `` (``agent, agent`` for the subject of a verb and of its infinitive; ``none``). The
+    subject is the first noun with an ``nmod``."""
+    heads = [int(n) for n in _NMOD_HEAD.findall(gold)]
+    if not heads:
+        return "none", "none"
+    subject = str(min(heads))
+
+    def roles(form: str) -> str:
+        return ", ".join(r for r, _, arg in _ROLE.findall(form) if arg == subject) or "none"
+
+    return roles(gold), roles(prediction)
+
+
+def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any]:
+    """Counts over the wrong rows (``sem`` false; ``exact`` false for a config scored by exact match): first-error kinds per category (and,
+    with ``depth_of(category, input)``, per category and depth), and the subject's gold → predicted role in
+    ``obj_pp_to_subj_pp``."""
+    kinds: dict[str, Counter] = defaultdict(Counter)
+    wrong: Counter = Counter()
+    roles: Counter = Counter()
+    phrase_right = 0
+    for r in rows:
+        if (r["sem"] if r.get("sem") is not None else r.get("exact")):
+            continue
+        category = r["category"]
+        depth = depth_of(category, r["input"]) if depth_of is not None else None
+        key = f"{category}, depth {depth}" if depth is not None else category
+        wrong[key] += 1
+        kinds[key][first_error(r["gold"], r["prediction"]) or "ends too early"] += 1
+        if category == "obj_pp_to_subj_pp":
+            roles[subject_roles(r["gold"], r["prediction"])] += 1
+            phrase_right += set(_NMOD.findall(r["gold"])) <= set(_NMOD.findall(r["prediction"]))
+    return {"wrong": dict(wrong), "kinds": {k: dict(c) for k, c in kinds.items()}, "subject_roles": dict(roles),
+            "subject_phrase_right": phrase_right}
+
+
+def markdown(tables: dict[str, Any]) -> str:
+    """The tables as Markdown: one row per category (or category and depth), one column per kind."""
+    keys = sorted(tables["wrong"], key=_natural)
+    lines = ["| category | wrong rows | " + " | ".join(KINDS) + " |", "|---" * (len(KINDS) + 2) + "|"]
+    for key in keys:
+        counts = tables["kinds"].get(key, {})
+        lines.append(f"| {key} | {tables['wrong'][key]} | " + " | ".join(str(counts.get(k, 0)) for k in KINDS) + " |")
+    if tables["subject_roles"]:
+        wrong = sum(tables["subject_roles"].values())
+        changed = sum(n for (gold, predicted), n in tables["subject_roles"].items() if gold != predicted)
+        summary = (f"obj_pp_to_subj_pp, {wrong} wrong rows: {changed} give the subject other roles than the gold "
+                   f"form; {tables['subject_phrase_right']} write every nmod conjunct of the gold form. The "
+                   "subject's roles (gold → prediction):")
+        lines += ["", summary, "", "| gold | prediction | rows |", "|---|---|---|"]
+        for (gold, predicted), n in sorted(tables["subject_roles"].items(), key=lambda kv: -kv[1]):
+            lines.append(f"| {gold} | {predicted} | {n} |")
+    return "\n".join(lines)
+
+
+def _natural(key: str):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", key)]
