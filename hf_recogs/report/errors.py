@@ -82,9 +82,9 @@ def subject_roles(gold: str, prediction: str) -> tuple[str, str]:
 
 
 def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any]:
-    """Counts over the wrong rows (``sem`` false; ``exact`` false for a config scored by exact match): first-error kinds per category (and,
-    with ``depth_of(category, input)``, per category and depth), and the subject's gold → predicted role in
-    ``obj_pp_to_subj_pp``."""
+    """Counts over the wrong rows (``sem`` false; ``exact`` false for a config scored by exact match):
+    first-error kinds per category (and, with ``depth_of(category, input)``, per category and depth), and the
+    subject's gold → predicted roles in ``obj_pp_to_subj_pp``."""
     kinds: dict[str, Counter] = defaultdict(Counter)
     wrong: Counter = Counter()
     roles: Counter = Counter()

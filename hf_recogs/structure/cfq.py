@@ -11,10 +11,10 @@ The paper's question tree comes from the question's grammar-rule derivation, whi
 official CFQ release carry (their ``rule_tree`` column, ``hf_recogs.benchmarks.cfq.grammar_tree``).
 :func:`question_tree` builds it as the structure-annotation method does: one *structure token* per
 constituent, labelled by its rule's left-hand side and appended after the words in pre-order; each word hangs
-from the constituent whose rule produced it; an enumeration (``ENUMERATION``, ``COMPLETED_AND``) keeps only its first and last part, the
-parts of a nested enumeration moving up, so ``,`` and ``and`` fall outside the tree; a constituent with one
-child is that child (unary chains collapse). A rule word that preprocessing split (``'s`` → ``' s``) attaches
-by its first piece; the rest stays outside, as in the method.
+from the constituent whose rule produced it; an enumeration (``ENUMERATION``, ``COMPLETED_AND``) keeps only its
+first and last part, the parts of a nested enumeration moving up, so ``,`` and ``and`` fall outside the tree; a
+constituent with one child is that child (unary chains collapse). A rule word that preprocessing split
+(``'s`` → ``' s``) attaches by its first piece; the rest stays outside, as in the method.
 
 Rows without a derivation (``cfq_mcd1``: the LEAR copy keeps none) get :func:`question_structure`, the tree
 of our own parser of CFQ's question grammar (``hf_recogs.structure.cfq_question``), which reads the question
