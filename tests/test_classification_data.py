@@ -86,6 +86,13 @@ def test_model_negatives_of_a_config_without_a_shipment_are_a_one_line_error(mon
         assert "make_model_negatives.py build" in str(err.value)
 
 
+def test_negatives_default_to_the_model_ones_where_they_are_shipped(monkeypatch):
+    monkeypatch.setattr(C, "MODEL_NEGATIVES", {"cfq_mcd1_cls": "0" * 64})
+    assert C._params("cfq_mcd1_cls")[0].default == "model"
+    assert C._params("recogs_pos_cls")[0].default == "random"
+    assert "default where shipped" in C._params("recogs_pos_cls")[0].help
+
+
 def _ship(folder, name, records_by_split):
     """A shipment in the layout make_model_negatives.py writes: <split>.jsonl.gz + manifest.json."""
     import gzip

@@ -260,13 +260,16 @@ def _sources(name: str, base: DatasetConfig):
     return sources
 
 
-_PARAMS = (
-    Param("negatives", RANDOM, "where negatives come from: random draws from the split, or the shipped beams of "
-          "leak-free seq2seq generators (model)", NEGATIVE_KINDS),
-    Param("seed", 0, "seed of the random negatives (the train_holdout cut is fixed; model negatives are fixed)"),
-    Param("per_row", MAX_PER_ROW, "negatives per source row, at most (fewer when draws keep colliding)",
-          bounds=(1, MAX_PER_ROW)),
-)
+def _params(name: str) -> tuple[Param, ...]:
+    """The config's parameters; ``negatives`` defaults to the paper's model negatives where they are shipped."""
+    return (
+        Param("negatives", MODEL if name in MODEL_NEGATIVES else RANDOM, "where negatives come from: random draws "
+              "from the split, or the shipped beams of leak-free seq2seq generators (model; the default where "
+              "shipped)", NEGATIVE_KINDS),
+        Param("seed", 0, "seed of the random negatives (the train_holdout cut is fixed; model negatives are fixed)"),
+        Param("per_row", MAX_PER_ROW, "negatives per source row, at most (fewer when draws keep colliding)",
+              bounds=(1, MAX_PER_ROW)),
+    )
 
 _DECLARED: list[DatasetConfig] = []
 
@@ -276,7 +279,7 @@ ANNOTATORS = "hf_recogs.structure.annotators:"  # the pair annotators (DatasetCo
 
 def _negative_kinds(name: str) -> str:
     if name in MODEL_NEGATIVES:
-        return "random from the same split, or with negatives='model' beams of leak-free seq2seq generators"
+        return "beams of leak-free seq2seq generators, or with negatives='random' random from the same split"
     return "random from the same split; no model negatives shipped for this config yet"
 
 
@@ -301,7 +304,7 @@ def _declare(name: str, module, source: str, key: Callable, same: Callable, equi
             splits=splits,
             generate=_generator(name, base, key, same),
             sources=_sources(name, base),
-            params=_PARAMS,
+            params=_params(name),
             extra_features=dict(EXTRA_FEATURES),
             hub_splits=hub,
             notes=(
