@@ -1,4 +1,5 @@
-"""The checkpoints committed under results/ still decode and score as they did when their runs were published.
+"""The checkpoints committed under results/ still decode and score as they did when their runs were published
+(a classifier: still give the stored probabilities).
 
 A regression test of the whole evaluation path (plain ``AutoModelForSeq2SeqLM`` loading, tokenizer, greedy
 decoding, scoring by the run's metric) against the per-row verdicts the training run wrote to its predictions
@@ -33,6 +34,7 @@ def _sample(records: list[dict], n: int, seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
     pools = [rng.sample(rows, len(rows)) for _, rows in sorted(by_category.items())]
     picked: list[dict] = []
+    n = min(n, len(records))  # a split smaller than the sample is taken whole
     while len(picked) < n:
         for pool in pools:
             if pool and len(picked) < n:
@@ -46,17 +48,46 @@ def test_a_checkpoint_is_committed():
 
 @pytest.mark.parametrize("folder", CHECKPOINTS, ids=[f"{p.parent.name}/{p.name}" for p in CHECKPOINTS])
 def test_checkpoint_reproduces_its_stored_verdicts(folder):
-    import torch
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    from hf_recogs.scoring import score_rows
-    from hf_recogs.train.decode import decode
     from hf_recogs.train.hardware import cpu_has_native_bf16
 
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     bf16 = results["mixed_precision"] == "bf16"
     if bf16 and not cpu_has_native_bf16():
         pytest.skip("the run decoded under bf16 autocast; this CPU has no native bf16, so rounding may differ")
+    if results["metric"] == "classification":
+        _replay_classifier(folder, results, bf16)
+    else:
+        _replay_seq2seq(folder, results, bf16)
+
+
+def _replay_classifier(folder, results: dict, bf16: bool) -> None:
+    """A published (input, candidate) classifier gives the sample's pairs the probabilities its run stored."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    import hf_recogs.models  # noqa: F401 - registers the classifiers with the Auto classes
+    from hf_recogs.train.data import PairCollator, annotator_of
+    from hf_recogs.train.decode import classify
+
+    _, stored = _predictions(folder)
+    rows = _sample(stored, SAMPLE_ROWS)
+    model = AutoModelForSequenceClassification.from_pretrained(folder)
+    collator = PairCollator(AutoTokenizer.from_pretrained(folder), annotator_of(results["dataset"]),
+                            structure_tokens=getattr(model.config, "structure_tokens", True),
+                            max_length=model.config.max_position_embeddings,
+                            relations=getattr(model, "reads_relations", True))
+    pairs = [{"input": r["input"], "candidate": r["candidate"]} for r in rows]
+    probabilities = classify(model, collator, pairs, bf16=bf16, shared=False)
+    assert probabilities == pytest.approx([r["probability"] for r in rows], abs=2e-3 if bf16 else 1e-5)
+    assert {r["label"] for r in rows} == {0, 1}  # both kinds of pair, so the comparison means something
+
+
+def _replay_seq2seq(folder, results: dict, bf16: bool) -> None:
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from hf_recogs.scoring import score_rows
+    from hf_recogs.train.decode import decode
+
     _, stored = _predictions(folder)
     rows = _sample(stored, SAMPLE_ROWS)
     assert len({r["category"] for r in rows}) == len({r["category"] for r in stored})
@@ -138,3 +169,28 @@ def test_model_code_next_to_a_checkpoint_is_the_packages():
     for copy in copies:
         assert copy.read_bytes() == (ROOT / "hf_recogs" / "models" / copy.name).read_bytes(), (
             f"{copy} differs from hf_recogs/models/{copy.name}: republish the run (hf-recogs publish) or delete it")
+
+
+def test_a_published_classifier_replays_its_stored_probabilities(tmp_path):
+    """The replay above on a classifier trained here and published with hf-recogs publish (results/ holds no
+    classifier checkpoint yet)."""
+    from test_classification_training import write_config
+
+    from hf_recogs.publish.results_folder import publish
+    from hf_recogs.train import main
+
+    assert main([str(write_config(tmp_path))]) == 0
+    publish(tmp_path / "out", tmp_path / "results" / "pairs", checkpoint="3")
+    folder = tmp_path / "results" / "pairs" / "seed_3"
+    assert (folder / "model.safetensors").is_file() and (folder / "predictions_test.jsonl.gz").is_file()
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    _replay_classifier(folder, results, results["mixed_precision"] == "bf16")
+    # a changed weight is caught
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(folder / "model.safetensors")
+    name = next(k for k in weights if k.endswith("weight") and weights[k].dim() == 2)
+    weights[name] = weights[name] * 0.5
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(AssertionError):
+        _replay_classifier(folder, results, results["mixed_precision"] == "bf16")
