@@ -3,6 +3,7 @@
     hf-recogs list [--sizes]                        configs, family, licence, splits (and row counts)
     hf-recogs show recogs_pos [-p seed=1] [--rows 3] splits, sizes, columns, a few rows, citation
     hf-recogs score preds.jsonl --config recogs_pos --split gen [--json out.json]
+    hf-recogs errors preds.jsonl [--category pp_recursion]   where wrong rows first leave the gold form
     hf-recogs train configs/scan_simple.yaml seeds=[42]   same as train.py, in this process
     hf-recogs train --multi_gpu --num_processes 2 configs/x.yaml   checks the config, then accelerate launch
     hf-recogs publish outputs/<run> results/<run> [--checkpoint median|SEED]   a finished run into results/
@@ -271,8 +272,12 @@ def cmd_score(args) -> int:
 
 def cmd_errors(args) -> int:
     from . import load_dataset
+    from .registry import get_config
     from .report.errors import error_tables, markdown
 
+    if get_config(args.config).metric == "classification":
+        raise CliError(f"{args.config} is a classification config: hf-recogs errors reads seq2seq predictions; "
+                       "give --config a ReCOGS_pos-style config (recogs_pos by default)")
     params = _params(args.param)
     wanted = set(args.category) if args.category else None
     if wanted and not wanted <= set(load_dataset(args.config, split=args.split, **params)["category"]):

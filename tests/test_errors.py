@@ -81,3 +81,11 @@ def test_errors_names_a_category_the_split_lacks(mirror, tmp_path, capsys):
     assert main(["errors", str(path), "--category", "no_such_category"]) != 0
     err = capsys.readouterr().err.strip()
     assert "no_such_category" in err and "\n" not in err
+
+
+def test_errors_refuses_a_classification_config_in_one_line(tmp_path, capsys):
+    from hf_recogs.cli import main
+
+    assert main(["errors", str(tmp_path / "p.jsonl"), "--config", "cfq_mcd1_cls"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "classification config" in err and "--config" in err and "\n" not in err
