@@ -28,7 +28,6 @@ from typing import Any
 KINDS = ("ends too early", "goes on after the gold end", "a noun after the last one", "the noun list ends early",
          "the previous noun or index again", "noun list: other", "wrong preposition", "wrong index",
          "predicates: other")
-ROLES = ("agent", "theme", "recipient")
 _ROLE = re.compile(r"\b(agent|theme|recipient) \( (\d+) , (\d+) \)")
 _NMOD_HEAD = re.compile(r"nmod \. \w+ \( (\d+) ,")
 _NMOD = re.compile(r"nmod \. \w+ \( \d+ , \d+ \)")
@@ -95,8 +94,11 @@ def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any
         category = r["category"]
         depth = depth_of(category, r["input"]) if depth_of is not None else None
         key = f"{category}, depth {depth}" if depth is not None else category
+        kind = first_error(r["gold"], r["prediction"])
+        if kind is None:  # the same words: counted right by exact match, never wrong
+            continue
         wrong[key] += 1
-        kinds[key][first_error(r["gold"], r["prediction"]) or "ends too early"] += 1
+        kinds[key][kind] += 1
         if category == "obj_pp_to_subj_pp":
             roles[subject_roles(r["gold"], r["prediction"])] += 1
             phrase_right += set(_NMOD.findall(r["gold"])) <= set(_NMOD.findall(r["prediction"]))
