@@ -496,9 +496,17 @@ def learn_lexicon(rows) -> dict[str, str]:
     return {key: count.most_common(1)[0][0] for key, count in sorted(counts.items()) if count}
 
 
+def families(found: dict[str, frozenset[str]], lexicon: dict[str, str]) -> dict[str, frozenset[str]]:
+    """:func:`attachments` read through the lexicon: each entity's relation families (an unknown word stays
+    itself, so it never matches)."""
+    return {entity: frozenset(lexicon.get(key, key) for key in keys) for entity, keys in found.items()}
+
+
+def same_families(predicted: dict[str, frozenset[str]], gold: dict[str, frozenset[str]]) -> bool:
+    """Every entity of the query is in the question, and each entity has exactly its gold families."""
+    return set(gold) <= set(predicted) and all(predicted[e] == gold.get(e, frozenset()) for e in predicted)
+
+
 def agrees(question: str, query: str, lexicon: dict[str, str]) -> bool:
     """Whether the parse gives every entity exactly the relation families the query gives it."""
-    found = attachments(question)
-    gold = query_attachments(query)
-    predicted = {entity: frozenset(lexicon.get(key, key) for key in keys) for entity, keys in found.items()}
-    return set(gold) <= set(predicted) and all(predicted[e] == gold.get(e, frozenset()) for e in predicted)
+    return same_families(families(attachments(question), lexicon), query_attachments(query))
