@@ -30,9 +30,9 @@ def _groups(rows):
     return out
 
 
-def _check_split(rows, source_rows, split, same, key, per_row=3):
-    """Positives are the source rows in order; negatives follow their positive, come from the split's pool and
-    are equivalent neither to it nor to each other."""
+def _check_split(rows, source_rows, split, same, key, per_row=3, kind="random"):
+    """Positives are the source rows in order; negatives follow their positive, come from the split's pool
+    (random) or a generator's beam (model), and are equivalent neither to it nor to each other."""
     groups = _groups(rows)
     expected = C.split_rows(source_rows, split)
     assert [p["source_row"] for p, _ in groups] == expected
@@ -46,8 +46,11 @@ def _check_split(rows, source_rows, split, same, key, per_row=3):
         keys = [key(positive["candidate"])]
         for neg in negatives:
             assert (neg["input"], neg["category"]) == (positive["input"], positive["category"])
-            assert neg["negative_source"] == "random" and neg["negative_score"] is None
-            assert neg["candidate"] in pool, "a negative from another split"
+            if kind == "random":
+                assert neg["negative_source"] == "random" and neg["negative_score"] is None
+                assert neg["candidate"] in pool, "a negative from another split"
+            else:
+                assert neg["negative_source"].startswith("model:") and isinstance(neg["negative_score"], float)
             k = key(neg["candidate"])
             assert not any(same(k, other) for other in keys), (positive["input"], neg["candidate"])
             keys.append(k)
@@ -65,7 +68,8 @@ def test_configs_are_declared_as_classification_data():
         assert cfg.category_groups is src.category_groups
         assert cfg.splits[:2] == ("train", "train_holdout") and set(cfg.splits) - {"train_holdout"} == set(src.splits)
         assert [p.name for p in cfg.params] == ["negatives", "seed", "per_row"]
-        assert cfg.resolve_params({}) == {"negatives": "random", "seed": 0, "per_row": 3}
+        shipped = name == "cfq_mcd1_cls"  # the one config with model negatives in the package so far
+        assert cfg.resolve_params({}) == {"negatives": "model" if shipped else "random", "seed": 0, "per_row": 3}
     assert get_config("recogs_pos_cls").splits[-1] == "gen"
     from hf_recogs.builder import features
     from hf_recogs.citations import bibtex
@@ -221,13 +225,34 @@ def test_recogs_pos_cls_through_the_bare_name_is_deterministic(mirror, tmp_path,
 @pytest.mark.mirror
 def test_cfq_mcd1_cls_sizes_and_filters(mirror):
     cfg, source = get_config("cfq_mcd1_cls"), get_config("cfq_mcd1")
-    sizes = {}
+    sizes, negatives = {}, Counter()
     for split in cfg.splits:
         source_rows = list(source.rows(C._source_split(split)))
-        groups = _check_split(list(cfg.rows(split)), source_rows, split, C.equal, C.sparql_key)
-        sizes[split] = len(groups)
+        for kind in ("random", "model"):
+            rows = list(cfg.rows(split, negatives=kind))
+            groups = _check_split(rows, source_rows, split, C.equal, C.sparql_key, kind=kind)
+            sizes[split] = len(groups)
+            negatives[split, kind] = len(rows) - len(groups)
     # the paper's hold-out rule gives its sizes: 95,743 → 90,956 + 4,787
     assert sizes == {"train": 90_956, "train_holdout": 4_787, "validation": 11_968, "test": 11_968}
+    # the shipment's report (make_model_negatives.py report): no back-fill, so a few rows keep fewer than 3
+    assert {split: negatives[split, "model"] for split in sizes} == {
+        "train": 269_177, "train_holdout": 14_346, "validation": 34_971, "test": 35_112}
+
+
+def test_shipped_model_negatives_are_the_pinned_ones_and_check_out():
+    """Each shipment in the package is the one pinned, and passes every check of the builder (checksums,
+    generators never decoding rows they trained on, rotation order, parsing, no equivalent negatives)."""
+    from dataset_scripts import make_model_negatives as mmn
+
+    assert C.MODEL_NEGATIVES, "no shipment pinned"
+    for name, pin in C.MODEL_NEGATIVES.items():
+        folder = C.SHIPMENTS / name
+        assert mmn.sha256_file(folder / "manifest.json") == pin
+        assert mmn.verify_shipment(folder) == []
+        manifest = mmn.read_json(folder / "manifest.json")
+        archs = {gen["arch"] for gen in manifest["generators"].values()}
+        assert len(archs) >= 2, f"{name}: negatives from one architecture only ({archs})"
 
 
 def test_seq2seq_scoring_refuses_classification_configs(tmp_path):

@@ -58,7 +58,9 @@ RANDOM = "random"
 MODEL = "model"
 # The shipped model negatives: config -> SHA-256 of its manifest.json (which pins every split file's SHA-256).
 SHIPMENTS = Path(__file__).resolve().parents[1] / "model_negatives"
-MODEL_NEGATIVES: dict[str, str] = {}
+MODEL_NEGATIVES: dict[str, str] = {
+    "cfq_mcd1_cls": "17410b90d8c45ae73470f4c6924715a02f6ed66d3f22dc1a03b69e999a86cc11",
+}
 
 EXTRA_FEATURES = {"label": "int32", "negative_source": "string", "negative_score": "float32",
                   "source_row": "int32"}
