@@ -113,6 +113,10 @@ def _replay_seq2seq(folder, results: dict, bf16: bool) -> None:
 def test_committed_checkpoint_pushes_as_is(folder, tmp_path):
     """hf-recogs push publishes the committed folder unchanged (loopback Hub): model, tokenizer,
     gzipped predictions, and a card whose model-index carries every gen category; nothing local is written."""
+    _pushes_as_is(folder, tmp_path)
+
+
+def _pushes_as_is(folder, tmp_path):
     import subprocess
     import sys
 
@@ -143,15 +147,21 @@ CUSTOM = [p for p in CHECKPOINTS if "auto_map" in json.loads((p / "config.json")
 
 @pytest.mark.parametrize("folder", CUSTOM, ids=[f"{p.parent.name}/{p.name}" for p in CUSTOM])
 def test_custom_checkpoint_loads_without_hf_recogs(folder, tmp_path):
-    """A custom architecture's published folder carries its code: plain transformers loads it with
-    trust_remote_code=True, in a process that never imports hf_recogs."""
+    """A custom architecture's published folder carries its code: plain transformers loads it (seq2seq or
+    classifier, by the run's metric) with trust_remote_code=True, in a process that never imports hf_recogs."""
+    _loads_without_hf_recogs(folder, tmp_path)
+
+
+def _loads_without_hf_recogs(folder, tmp_path):
     import subprocess
     import sys
 
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    auto = "AutoModelForSequenceClassification" if results["metric"] == "classification" else "AutoModelForSeq2SeqLM"
     script = (
         "import sys\n"
-        "from transformers import AutoModelForSeq2SeqLM\n"
-        f"model = AutoModelForSeq2SeqLM.from_pretrained({str(folder)!r}, trust_remote_code=True)\n"
+        f"from transformers import {auto}\n"
+        f"model = {auto}.from_pretrained({str(folder)!r}, trust_remote_code=True)\n"
         "assert 'hf_recogs' not in sys.modules, 'hf_recogs was imported'\n"
         "print(type(model).__module__)\n"
     )
@@ -172,8 +182,8 @@ def test_model_code_next_to_a_checkpoint_is_the_packages():
 
 
 def test_a_published_classifier_replays_its_stored_probabilities(tmp_path):
-    """The replay above on a classifier trained here and published with hf-recogs publish (results/ holds no
-    classifier checkpoint yet)."""
+    """The replay, push and plain-transformers loading above on a classifier trained here and published with
+    hf-recogs publish (results/ holds no classifier checkpoint yet)."""
     from test_classification_training import write_config
 
     from hf_recogs.publish.results_folder import publish
@@ -185,6 +195,10 @@ def test_a_published_classifier_replays_its_stored_probabilities(tmp_path):
     assert (folder / "model.safetensors").is_file() and (folder / "predictions_test.jsonl.gz").is_file()
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     _replay_classifier(folder, results, results["mixed_precision"] == "bf16")
+    # the other checks of a committed checkpoint, on this one
+    (tmp_path / "push").mkdir()
+    _pushes_as_is(folder, tmp_path / "push")
+    _loads_without_hf_recogs(folder, tmp_path)
     # a changed weight is caught
     from safetensors.torch import load_file, save_file
 
