@@ -43,12 +43,17 @@ class StructureEncoderEmbeddings(nn.Module):
             self.register_buffer("sinusoidal", sinusoidal_positions(config.max_position_embeddings,
                                                                     config.hidden_size), persistent=False)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        # Fixed sinusoids have amplitude 1: words at the 0.02 init would be drowned by them (the post-LN baseline
+        # then stays at the label prior, even on random negatives). So, as in Vaswani et al., word vectors start
+        # at std hidden^-0.5 (``_init_weights``) and are scaled by sqrt(hidden): unit size, like the positions.
+        self.word_scale = math.sqrt(config.hidden_size) if config.position_embedding == "sinusoidal" else 1.0
 
     def forward(self, input_ids, token_type_ids):
         length = input_ids.shape[1]
         positions = (self.position_embeddings.weight[:length] if hasattr(self, "position_embeddings")
                      else self.sinusoidal[:length])
-        embedded = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids) + positions
+        embedded = (self.word_embeddings(input_ids) * self.word_scale + self.token_type_embeddings(token_type_ids)
+                    + positions)
         return self.dropout(embedded)
 
 
@@ -130,7 +135,9 @@ class StructureEncoderPreTrainedModel(PreTrainedModel):
 
     def _init_weights(self, module):
         std = self.config.initializer_range
-        if isinstance(module, (nn.Linear, nn.Embedding)):
+        if isinstance(module, StructureEncoderEmbeddings) and module.word_scale != 1.0:
+            init.normal_(module.word_embeddings.weight, mean=0.0, std=1.0 / module.word_scale)
+        elif isinstance(module, (nn.Linear, nn.Embedding)):
             init.normal_(module.weight, mean=0.0, std=std)
             if isinstance(module, nn.Linear) and module.bias is not None:
                 init.zeros_(module.bias)
