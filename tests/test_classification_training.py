@@ -146,6 +146,37 @@ def test_grouped_order_batches_pairs_of_similar_length(tmp_path):
     assert spread < 1.5, spread  # random batches of 8 from a third each of 4, 6, 8 spread by about 3.7
 
 
+def test_classify_batches_by_length_and_answers_in_row_order():
+    """Prediction batches are cut from the rows sorted by pair length (less padding), and every probability
+    comes back at its own row: the same as classifying each row alone."""
+    import torch
+
+    from hf_recogs.models import build_model
+    from hf_recogs.tokenization import build_tokenizer
+    from hf_recogs.train.data import PairCollator, annotator_of
+    from hf_recogs.train.decode import classify
+
+    rng = random.Random(1)
+    rows = []
+    for _ in range(37):
+        words = [rng.choice("abcdef") for _ in range(rng.randint(1, 9))]
+        rows.append({"input": " ".join(words), "candidate": " ".join(rng.sample(words, len(words)))})
+    tokenizer = build_tokenizer([r["input"] for r in rows], [r["candidate"] for r in rows])
+    torch.manual_seed(0)
+    model = build_model("structure_encoder", tokenizer, max_positions=32, **TINY, attention="none")
+    collator = PairCollator(tokenizer, annotator_of(None), relations=False)  # tokens only, no trees
+    seen = []
+    calls = collator.__call__
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PairCollator, "__call__", lambda self, batch: seen.append(batch) or calls(batch))
+        batched = classify(model, collator, rows, batch_size=8, shared=False)
+    lengths = [[len(r["input"].split()) + len(r["candidate"].split()) for r in batch] for batch in seen]
+    assert [n for batch in lengths for n in batch] == sorted(n for batch in lengths for n in batch)
+    alone = [classify(model, collator, [row], batch_size=1, shared=False)[0] for row in rows]
+    assert batched == pytest.approx(alone, abs=1e-5)
+    assert len(set(round(p, 4) for p in alone)) > 5  # rows the model tells apart, so order matters
+
+
 @pytest.mark.mirror
 def test_recogs_pos_cls_trains_with_its_structure(tmp_path, mirror):
     """The catalogue's classification config with its own annotator: trees and links reach the hard mask, and

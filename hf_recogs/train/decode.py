@@ -1,7 +1,7 @@
 """Predictions for a split: decoding (seq2seq) or classifying (input, candidate) pairs; one path for one process
 and for DDP, under the training's autocast, with a progress bar.
 
-Rows are split into batches (for decoding, sorted by source length first: less padding), and the batches dealt
+Rows are split into batches (sorted by length first: less padding), and the batches dealt
 round robin to the processes; each process predicts its batches and the predictions are gathered and put back in
 the split's order. Every process therefore computes exactly what a single process would for the same batch.
 """
@@ -51,17 +51,20 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
 def classify(model, collator, rows: list[dict], batch_size: int = 64, bf16: bool = False,
              desc: str | None = None, shared: bool = True) -> list[float]:
     """The probability that each (input, candidate) row is right, in the rows' order, shared over processes
-    as ``decode`` shares its rows."""
+    as ``decode`` shares its rows. Batches are cut from the rows sorted by pair length (input + candidate
+    words): a split's rows come in source order, and a batch padded to its longest pair wastes most of its
+    cells (grouped batches train 3x faster, bench/cls_batching_bench.py)."""
     import torch
 
     device = next(model.parameters()).device
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i]["input"].split()) + len(rows[i]["candidate"].split()))
 
     def predict(idx: list[int]) -> list[float]:
         batch = collator([{k: v for k, v in rows[i].items() if k != "label"} for i in idx])
         logits = model(**{k: v.to(device) for k, v in batch.items()}).logits.float().squeeze(-1)
         return torch.sigmoid(logits).cpu().tolist()
 
-    return _predict_in_batches(model, list(range(len(rows))), batch_size, predict, bf16, desc, shared)
+    return _predict_in_batches(model, order, batch_size, predict, bf16, desc, shared)
 
 
 def _predict_in_batches(model, order: list[int], batch_size: int, predict, bf16: bool, desc: str | None,
