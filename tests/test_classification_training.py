@@ -174,7 +174,7 @@ def test_classify_batches_by_length_and_answers_in_row_order():
     assert [n for batch in lengths for n in batch] == sorted(n for batch in lengths for n in batch)
     alone = [classify(model, collator, [row], batch_size=1, shared=False)[0] for row in rows]
     assert batched == pytest.approx(alone, abs=1e-5)
-    assert len(set(round(p, 4) for p in alone)) > 5  # rows the model tells apart, so order matters
+    assert len({round(p, 4) for p in alone}) > 5  # rows the model tells apart, so order matters
 
 
 @pytest.mark.mirror

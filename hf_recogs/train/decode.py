@@ -57,7 +57,8 @@ def classify(model, collator, rows: list[dict], batch_size: int = 64, bf16: bool
     import torch
 
     device = next(model.parameters()).device
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i]["input"].split()) + len(rows[i]["candidate"].split()))
+    words = [len(row["input"].split()) + len(row["candidate"].split()) for row in rows]
+    order = sorted(range(len(rows)), key=words.__getitem__)
 
     def predict(idx: list[int]) -> list[float]:
         batch = collator([{k: v for k, v in rows[i].items() if k != "label"} for i in idx])
