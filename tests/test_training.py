@@ -347,6 +347,21 @@ def test_card_says_which_commit_trained_the_model():
     assert "plus changes that were not committed" in str(report.render_model_card(result))
 
 
+def test_card_carries_the_licence_of_the_data_its_predictions_quote():
+    """A published folder's predictions quote its dataset's rows: share-alike data keeps its licence."""
+    import yaml
+
+    def licence(dataset):
+        card = str(report.render_model_card({**_fake_result(3, 0.25, 0.75, 1.0), "dataset": dataset}))
+        return yaml.safe_load(card.split("---\n")[1])["license"], card
+
+    assert licence("sygns_systematicity_one")[0] == "cc-by-sa-4.0"
+    assert licence("cfq_mcd1_cls")[0] == "cc-by-sa-3.0"
+    assert licence("recogs_pos")[0] == "mit" and licence("scan_simple")[0] == "bsd-3-clause"
+    assert "shared under the data's licence, CC-BY-SA-4.0" in licence("sygns_systematicity_one")[1]
+    assert licence("toy")[0] == "other"  # data_files: a licence we do not know
+
+
 def test_card_gives_a_gpu_run_its_gpu_and_a_cpu_run_its_thread_hours():
     result = _fake_result(3, 0.25, 0.75, 1.0)
     result["train"] = {"global_step": 8520, "time": {"wall_s": 344.4, "cpu_thread_s": 344.4, "parts": [

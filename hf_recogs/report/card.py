@@ -93,6 +93,21 @@ def _sygns_results_table(results: dict[str, Any], levels: tuple[str, ...]) -> st
     return "\n".join(lines) + note
 
 
+def card_license(dataset: str | None) -> tuple[str, str]:
+    """(the card's Hub licence id, a sentence saying why). A published run folder quotes its dataset's rows in
+    its predictions files, so it carries the dataset's licence: share-alike data (SyGNS, CFQ) stays share-alike.
+    A run on ``data_files`` (data we do not know) gets "other"."""
+    from ..publish.dataset_export import hf_license_id
+    from ..registry import all_configs
+
+    config = all_configs().get(dataset) if dataset else None
+    if config is None:
+        return "other", (" Licence: the predictions files quote the training run's own data files; their licence "
+                         "is that data's.")
+    return hf_license_id(config.license), (f" Licence: the predictions files quote the `{dataset}` rows, so this "
+                                           f"folder is shared under the data's licence, {config.license}.")
+
+
 def _partial_run_warning(results: dict[str, Any]) -> str:
     """A loud line for cards of runs on a subset of the data (smoke tests, quick checks): their scores are not
     results."""
@@ -253,7 +268,7 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
     eval_results = _eval_results(results)
     name = repo_id or f"{dataset}-{results['arch']}-seed{results['seed']}"
     card_data = ModelCardData(
-        language="en", license="mit", library_name="transformers", tags=["hf_recogs", "compositional-generalization",
+        language="en", license=card_license(dataset)[0], library_name="transformers", tags=["hf_recogs", "compositional-generalization",
                                                                      "semantic-parsing", dataset],
         model_name=name, eval_results=eval_results or None,
         pipeline_tag="text-classification" if results.get("metric") == "classification" else "text2text-generation",
@@ -290,7 +305,8 @@ def _template_fields(results: dict[str, Any], example: str | None,
         groups_explanation=" ".join(dict.fromkeys(
             e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
         summary=(f"A `{results['arch']}` {kind} trained from scratch on the hf_recogs `{dataset}` config (seed "
-                 f"{results['seed']})." + _partial_run_warning(results) + _structure_track_note(results)),
+                 f"{results['seed']})." + _partial_run_warning(results) + _structure_track_note(results)
+                 + card_license(dataset)[1]),
         classifier=classifier,
         reproduce=reproduce_command(results),
         # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost
