@@ -268,8 +268,8 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
     eval_results = _eval_results(results)
     name = repo_id or f"{dataset}-{results['arch']}-seed{results['seed']}"
     card_data = ModelCardData(
-        language="en", license=card_license(dataset)[0], library_name="transformers", tags=["hf_recogs", "compositional-generalization",
-                                                                     "semantic-parsing", dataset],
+        language="en", license=card_license(dataset)[0], library_name="transformers",
+        tags=["hf_recogs", "compositional-generalization", "semantic-parsing", dataset],
         model_name=name, eval_results=eval_results or None,
         pipeline_tag="text-classification" if results.get("metric") == "classification" else "text2text-generation",
     )

@@ -245,10 +245,15 @@ def oversampled(rows, exp: ExperimentArguments):
     return rows.select(order, keep_in_memory=True)
 
 
+def pair_length(source: str, candidate: str) -> int:
+    """A pair's length for batching: input + candidate words. The laid-out pair, structure tokens included,
+    grows with it, so batches of pairs of similar length pad little."""
+    return len(source.split()) + len(candidate.split())
+
+
 def with_pair_lengths(rows):
-    """Classification rows with a ``length`` column (input + candidate words) for ``data_order: grouped``: the
-    laid-out pair, structure tokens included, grows with it, so batches of similar length pad little."""
-    lengths = [len(a.split()) + len(b.split()) for a, b in zip(rows["input"], rows["candidate"], strict=True)]
+    """Classification rows with a ``length`` column (:func:`pair_length`) for ``data_order: grouped``."""
+    lengths = [pair_length(a, b) for a, b in zip(rows["input"], rows["candidate"], strict=True)]
     return rows.add_column("length", lengths)
 
 

@@ -1,9 +1,9 @@
 """Predictions for a split: decoding (seq2seq) or classifying (input, candidate) pairs; one path for one process
 and for DDP, under the training's autocast, with a progress bar.
 
-Rows are split into batches (sorted by length first: less padding), and the batches dealt
-round robin to the processes; each process predicts its batches and the predictions are gathered and put back in
-the split's order. Every process therefore computes exactly what a single process would for the same batch.
+Rows are split into batches (sorted by length first: less padding), and the batches dealt round robin to the
+processes; each process predicts its batches and the predictions are gathered and put back in the split's order.
+Every process therefore computes exactly what a single process would for the same batch.
 """
 
 from __future__ import annotations
@@ -51,14 +51,16 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
 def classify(model, collator, rows: list[dict], batch_size: int = 64, bf16: bool = False,
              desc: str | None = None, shared: bool = True) -> list[float]:
     """The probability that each (input, candidate) row is right, in the rows' order, shared over processes
-    as ``decode`` shares its rows. Batches are cut from the rows sorted by pair length (input + candidate
-    words): a split's rows come in source order, and a batch padded to its longest pair wastes most of its
-    cells (grouped batches train 3x faster, bench/cls_batching_bench.py)."""
+    as ``decode`` shares its rows. Batches are cut from the rows sorted by pair length (the length grouped
+    training batches by): a split's rows come in source order, and a batch padded to its longest pair wastes
+    many of its cells (bench/cls_batching_bench.py measures both ways)."""
     import torch
 
+    from .data import pair_length
+
     device = next(model.parameters()).device
-    words = [len(row["input"].split()) + len(row["candidate"].split()) for row in rows]
-    order = sorted(range(len(rows)), key=words.__getitem__)
+    lengths = [pair_length(row["input"], row["candidate"]) for row in rows]
+    order = sorted(range(len(rows)), key=lengths.__getitem__)
 
     def predict(idx: list[int]) -> list[float]:
         batch = collator([{k: v for k, v in rows[i].items() if k != "label"} for i in idx])
