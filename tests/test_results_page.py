@@ -181,3 +181,39 @@ def test_a_classifier_run_shows_auc_per_kind_of_negative_accuracy_and_f1(tmp_pat
     accuracy = section.split("accuracy at probability 0.5:", 1)[1].split("F1 of", 1)[0]
     assert "| validation | 80.0 ± 0.0 | 2 | 80.0 (1), 80.0 (2) |  |" in accuracy
     assert "| validation | 50.0 ± 0.0 | 2 |" in section.split("F1 of the positive class at probability 0.5:", 1)[1]
+
+
+def test_classifier_settings_side_by_side_with_schedule_and_thread_hours(tmp_path):
+    def seed(number: int, dev: float, holdout: float, hours: float) -> dict:
+        def split(auc):
+            return {"n": 40, "positives": 10, "roc_auc": auc, "accuracy": 0.8, "f1": 0.5, "primary": "roc_auc",
+                    "groups": {}, "per_category": {}, "per_negative_kind": {}}
+        return {"dataset": "cfq_mcd1_cls", "dataset_params": {"negatives": "model"}, "arch": "structure_encoder",
+                "metric": "classification", "seed": number, "num_parameters": 10,
+                "hyperparameters": {"learning_rate": 0.001, "per_device_train_batch_size": 112,
+                                    "max_steps": 10000, "model_overrides": {}},
+                "train": {"time": {"wall_s": hours * 3600, "cpu_thread_s": hours * 3600}, "epochs_done": 3.1098},
+                "environment": {"torch_threads": 1},
+                "command": "accelerate launch train.py configs/cfq_mcd1_cls_structure.yaml",
+                "splits": {"train_holdout": split(holdout), "validation": split(dev)}}
+
+    results = tmp_path / "results"
+    # hard + links: dev 0.70 / 0.60 -> 65.0 ± 7.1; the Transformer, one seed: dev 0.62
+    _write(results, "cfq_mcd1_cls_hard_links", [seed(42, 0.70, 0.80, 2.5), seed(66, 0.60, 0.78, 3.0)])
+    _write(results, "cfq_mcd1_cls_transformer", [seed(42, 0.62, 0.75, 0.75)])
+    _write(results, "some_other_cls_run", [seed(1, 0.5, 0.5, 1.0)])
+    page = render(results)
+    table = page.split("## cfq_mcd1_cls: the settings side by side", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert rows[0] == ("| setting | train_holdout | validation | seeds | schedule | CPU thread-hours per seed "
+                       "| paper |")
+    # the paper's table order (Transformer before the masked encoder), runs outside the table left out
+    assert rows[1] == ("| Transformer (post-LN, no mask) (`cfq_mcd1_cls_transformer`) | 75.0 | 62.0 | 1 | "
+                       "10,000 updates of batch 112 (3.11 epochs) | 0.8 | validation 87.4 |")
+    assert rows[2] == ("| hard mask + cross-links (`cfq_mcd1_cls_hard_links`) | 79.0 ± 1.4 (80.0 (42), 78.0 (66)) "
+                       "| 65.0 ± 7.1 (70.0 (42), 60.0 (66)) | 2 | 10,000 updates of batch 112 (3.11 epochs) | "
+                       "2.5, 3.0 | validation 96.6 |")
+    assert len(rows) == 3 and "some_other_cls_run" not in table
+    assert "seed 66: fp32 on CPU, 1 thread, 180.0 min (3.00 CPU thread-hours)" in page
+    assert headline_table(results).splitlines()[2] == \
+        "| CFQ MCD1 classification, dev (ROC AUC) | Transformer | 62.0 | 1 | 87.4 |"

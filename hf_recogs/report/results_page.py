@@ -100,6 +100,25 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
+# Settings of one classification benchmark set side by side (the structure-annotation paper's table): the
+# benchmark -> (run folder, setting as the table names it), in table order; runs not yet published are left out.
+COMPARISONS = {
+    "cfq_mcd1_cls": (
+        ("cfq_mcd1_cls_lstm", "LSTM"),
+        ("cfq_mcd1_cls_transformer", "Transformer (post-LN, no mask)"),
+        ("cfq_mcd1_cls_relative_none", "relative encoder, no mask"),
+        ("cfq_mcd1_cls_soft", "relative encoder, soft labels"),
+        ("cfq_mcd1_cls_hard_links", "hard mask + cross-links"),
+        ("cfq_mcd1_cls_both_links", "hard + soft + cross-links"),
+        ("cfq_mcd1_cls_transformer_random", "Transformer, random negatives"),
+        ("cfq_mcd1_cls_hard_links_random", "hard mask + cross-links, random negatives"),
+    ),
+}
+COMPARISON_NOTES = {
+    "cfq_mcd1_cls": "validation and test are MCD1's dev and test, the compositional splits; train_holdout is "
+                    "the 5 % of train held out, the i.i.d. check.",
+}
+
 # How each run is named on the page, in page order; runs not listed follow, named by dataset and arch.
 TITLES = {
     "recogs_pos_transformer_fast": "ReCOGS_pos, Transformer, our fast recipe",
@@ -120,6 +139,8 @@ TITLES = {
     "recogs_pos_token_weighted_20x384_transformer_fast":
         "ReCOGS_pos, token weighting, 20 epochs of 384 rows (control)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
+    **{name: f"CFQ MCD1 classification (model negatives unless said), {label}"
+       for name, label in COMPARISONS["cfq_mcd1_cls"]},
 }
 
 # The score a run's section reports, where it is not the split's primary one: the COGS papers and the
@@ -138,6 +159,11 @@ HEADLINE = (
     ("sygns_systematicity_one_transformer", "test/UNI", "SyGNS one, test UNI (FOL)", "Transformer"),
     ("sygns_systematicity_one_gru", "test/NUM", "SyGNS one, test NUM (FOL)", "GRU"),
     ("sygns_systematicity_one_gru", "test/UNI", "SyGNS one, test UNI (FOL)", "GRU"),
+    ("cfq_mcd1_cls_transformer", "validation", "CFQ MCD1 classification, dev (ROC AUC)", "Transformer"),
+    ("cfq_mcd1_cls_hard_links", "validation", "CFQ MCD1 classification, dev (ROC AUC)",
+     "hard mask + cross-links"),
+    ("cfq_mcd1_cls_both_links", "validation", "CFQ MCD1 classification, dev (ROC AUC)",
+     "hard + soft + cross-links"),
 )
 
 SYGNS_LEVELS = {"equivalence": "G⇔P", "entailment_g_to_p": "G⇒P", "entailment_p_to_g": "G⇐P",
@@ -312,7 +338,8 @@ def _length(r: dict[str, Any]) -> str:
     batch = (h.get("per_device_train_batch_size", 0) * h.get("gradient_accumulation_steps", 1)
              * h.get("world_size", 1))
     if (h.get("max_steps") or -1) > 0:
-        return f"{h['max_steps']:,} updates of batch {batch}"
+        epochs = (r.get("train") or {}).get("epochs_done")
+        return f"{h['max_steps']:,} updates of batch {batch}" + (f" ({epochs:.2f} epochs)" if epochs else "")
     text = f"{h.get('num_train_epochs', 0):g} epochs of batch {batch}"
     if h.get("early_stopping_patience"):
         text += f", early stopping on validation (patience {h['early_stopping_patience']})"
@@ -346,6 +373,9 @@ def _hardware(r: dict[str, Any]) -> str:
     text = f"seed {r['seed']}: {precision} on {where}"
     if wall:
         text += f", {wall / 60:.1f} min"
+    thread_s = ((r.get("train") or {}).get("time") or {}).get("cpu_thread_s")
+    if thread_s and not env.get("cuda"):
+        text += f" ({thread_s / 3600:.2f} CPU thread-hours)"
     train = r.get("train") or {}
     if (r.get("hyperparameters") or {}).get("early_stopping_patience") and train.get("epochs_done"):
         text += f", {train['epochs_done']:g} epochs run"
@@ -479,6 +509,34 @@ def headline_table(results_dir: Path | str) -> str:
     return "\n".join(lines)
 
 
+def comparison_section(benchmark: str, runs: dict[str, Run]) -> list[str]:
+    """The settings of :data:`COMPARISONS` ``[benchmark]`` that are published, one row each: ROC AUC on every
+    split (mean ± sd over seeds, each seed's value), the schedule and the CPU thread-hours per seed."""
+    settings = [(runs[name], label) for name, label in COMPARISONS[benchmark] if name in runs]
+    if not settings:
+        return []
+    splits: list[str] = []
+    for run, _ in settings:
+        splits += [s for s in run.split_names() if s not in splits]
+    lines = [f"## {benchmark}: the settings side by side", "",
+             "ROC AUC × 100 on the full splits, mean ± sd over seeds, then each seed's value (seed). The sections "
+             "below give each run's set-up, its AUC per category and per kind of negative, accuracy and F1. "
+             + COMPARISON_NOTES.get(benchmark, ""), "",
+             "| setting | " + " | ".join(splits) + " | seeds | schedule | CPU thread-hours per seed | paper |",
+             "|---" * (len(splits) + 5) + "|"]
+    for run, label in settings:
+        cells = []
+        for split in splits:
+            st = run_stats(run, split)
+            cells.append(st.text() + (f" ({st.per_seed()})" if len(st.values) > 1 else ""))
+        hours = [((r.get("train") or {}).get("time") or {}).get("cpu_thread_s") for r in run.seeds]
+        hours_text = ", ".join(f"{h / 3600:.1f}" if h else "–" for h in hours)
+        paper = "; ".join(f"{split} {_paper(run, split)}" for split in splits if _paper(run, split))
+        lines.append(f"| {label} (`{run.name}`) | " + " | ".join(cells)
+                     + f" | {len(run.seeds)} | {_same(run, _length)} | {hours_text} | {paper} |")
+    return lines
+
+
 INTRO = """\
 # Results
 
@@ -500,6 +558,10 @@ def render(results_dir: Path | str) -> str:
     if not runs:
         raise ResultsError(f"{results_dir}: no published run (results/<run>/seed_<n>/results.json)")
     lines = [INTRO, "## Headline", "", headline_table(results_dir), ""]
+    by_name = {run.name: run for run in runs}
+    for benchmark in COMPARISONS:
+        section = comparison_section(benchmark, by_name)
+        lines += section + ([""] if section else [])
     for run in runs:
         lines += run_section(run) + [""]
     return "\n".join(lines).rstrip("\n") + "\n"
