@@ -107,7 +107,7 @@ COMPARISONS = {
         ("cfq_mcd1_cls_lstm", "LSTM"),
         ("cfq_mcd1_cls_transformer", "Transformer (post-LN, no mask)"),
         ("cfq_mcd1_cls_relative_none", "relative encoder, no mask"),
-        ("cfq_mcd1_cls_soft", "relative encoder, soft labels"),
+        ("cfq_mcd1_cls_soft", "relation labels (soft mask) + cross-links"),
         ("cfq_mcd1_cls_hard_links", "hard mask + cross-links"),
         ("cfq_mcd1_cls_both_links", "hard + soft + cross-links"),
         ("cfq_mcd1_cls_transformer_random", "Transformer, random negatives"),
