@@ -360,6 +360,11 @@ def _tf32(r: dict[str, Any]) -> bool:
     return False
 
 
+def _training_time(r: dict[str, Any], key: str) -> float | None:
+    """A seed's recorded training time: ``wall_s`` or ``cpu_thread_s`` (wall × threads × processes)."""
+    return ((r.get("train") or {}).get("time") or {}).get(key)
+
+
 def _hardware(r: dict[str, Any]) -> str:
     env = r.get("environment") or {}
     mode = r.get("mixed_precision") or "no"
@@ -369,11 +374,11 @@ def _hardware(r: dict[str, Any]) -> str:
     else:
         threads = env.get("torch_threads")
         where = "CPU" + (f", {threads} thread{'s' if threads != 1 else ''}" if threads else "")
-    wall = ((r.get("train") or {}).get("time") or {}).get("wall_s")
+    wall = _training_time(r, "wall_s")
     text = f"seed {r['seed']}: {precision} on {where}"
     if wall:
         text += f", {wall / 60:.1f} min"
-    thread_s = ((r.get("train") or {}).get("time") or {}).get("cpu_thread_s")
+    thread_s = _training_time(r, "cpu_thread_s")
     if thread_s and not env.get("cuda"):
         text += f" ({thread_s / 3600:.2f} CPU thread-hours)"
     train = r.get("train") or {}
@@ -529,7 +534,7 @@ def comparison_section(benchmark: str, runs: dict[str, Run]) -> list[str]:
         for split in splits:
             st = run_stats(run, split)
             cells.append(st.text() + (f" ({st.per_seed()})" if len(st.values) > 1 else ""))
-        hours = [((r.get("train") or {}).get("time") or {}).get("cpu_thread_s") for r in run.seeds]
+        hours = [_training_time(r, "cpu_thread_s") for r in run.seeds]
         hours_text = ", ".join(f"{h / 3600:.1f}" if h else "–" for h in hours)
         paper = "; ".join(f"{split} {_paper(run, split)}" for split in splits if _paper(run, split))
         lines.append(f"| {label} (`{run.name}`) | " + " | ".join(cells)
