@@ -183,20 +183,23 @@ def test_a_classifier_run_shows_auc_per_kind_of_negative_accuracy_and_f1(tmp_pat
     assert "| validation | 50.0 ± 0.0 | 2 |" in section.split("F1 of the positive class at probability 0.5:", 1)[1]
 
 
-def test_classifier_settings_side_by_side_with_schedule_and_thread_hours(tmp_path):
-    def seed(number: int, dev: float, holdout: float, hours: float) -> dict:
-        def split(auc):
-            return {"n": 40, "positives": 10, "roc_auc": auc, "accuracy": 0.8, "f1": 0.5, "primary": "roc_auc",
-                    "groups": {}, "per_category": {}, "per_negative_kind": {}}
-        return {"dataset": "cfq_mcd1_cls", "dataset_params": {"negatives": "model"}, "arch": "structure_encoder",
-                "metric": "classification", "seed": number, "num_parameters": 10,
-                "hyperparameters": {"learning_rate": 0.001, "per_device_train_batch_size": 112,
-                                    "max_steps": 10000, "model_overrides": {}},
-                "train": {"time": {"wall_s": hours * 3600, "cpu_thread_s": hours * 3600}, "epochs_done": 3.1098},
-                "environment": {"torch_threads": 1},
-                "command": "accelerate launch train.py configs/cfq_mcd1_cls_structure.yaml",
-                "splits": {"train_holdout": split(holdout), "validation": split(dev)}}
+def _classifier_seed(number: int, dev: float, holdout: float, hours: float) -> dict:
+    """A cfq_mcd1_cls seed's results.json: AUC on dev and train_holdout, 10,000 steps, ``hours`` of one thread."""
+    def split(auc):
+        return {"n": 40, "positives": 10, "roc_auc": auc, "accuracy": 0.8, "f1": 0.5, "primary": "roc_auc",
+                "groups": {}, "per_category": {}, "per_negative_kind": {}}
+    return {"dataset": "cfq_mcd1_cls", "dataset_params": {"negatives": "model"}, "arch": "structure_encoder",
+            "metric": "classification", "seed": number, "num_parameters": 10,
+            "hyperparameters": {"learning_rate": 0.001, "per_device_train_batch_size": 112,
+                                "max_steps": 10000, "model_overrides": {}},
+            "train": {"time": {"wall_s": hours * 3600, "cpu_thread_s": hours * 3600}, "epochs_done": 3.1098},
+            "environment": {"torch_threads": 1},
+            "command": "accelerate launch train.py configs/cfq_mcd1_cls_structure.yaml",
+            "splits": {"train_holdout": split(holdout), "validation": split(dev)}}
 
+
+def test_classifier_settings_side_by_side_with_schedule_and_thread_hours(tmp_path):
+    seed = _classifier_seed
     results = tmp_path / "results"
     # hard + links: dev 0.70 / 0.60 -> 65.0 ± 7.1; the Transformer, one seed: dev 0.62
     _write(results, "cfq_mcd1_cls_hard_links", [seed(42, 0.70, 0.80, 2.5), seed(66, 0.60, 0.78, 3.0)])
@@ -217,3 +220,20 @@ def test_classifier_settings_side_by_side_with_schedule_and_thread_hours(tmp_pat
     assert "seed 66: fp32 on CPU, 1 thread, 180.0 min (3.00 CPU thread-hours)" in page
     assert headline_table(results).splitlines()[2] == \
         "| CFQ MCD1 classification, dev (ROC AUC) | Transformer | 62.0 | 1 | 87.4 |"
+    assert "Each setting minus" not in page  # the Transformer has one seed: no interval to give
+
+
+def test_classifier_settings_minus_the_transformer_with_welch_intervals(tmp_path):
+    results = tmp_path / "results"
+    # dev: hard 70, 72 / Transformer 66, 68: difference 4.0; both variances 2, so the standard error is
+    # sqrt(2/2 + 2/2) = 1.414 on 2 degrees of freedom, and t(0.975, 2) = 4.303 (any t table): 4.0 +- 6.085.
+    # train_holdout: every seed 80 / 75: difference 5.0 with no spread at all.
+    _write(results, "cfq_mcd1_cls_hard_links", [_classifier_seed(42, 0.70, 0.80, 2.5),
+                                                _classifier_seed(66, 0.72, 0.80, 2.5)])
+    _write(results, "cfq_mcd1_cls_transformer", [_classifier_seed(42, 0.66, 0.75, 1.0),
+                                                 _classifier_seed(66, 0.68, 0.75, 1.0)])
+    _write(results, "cfq_mcd1_cls_soft", [_classifier_seed(42, 0.90, 0.90, 2.0)])  # one seed: no row
+    section = render(results).split("Each setting minus Transformer (post-LN, no mask)", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert rows == ["| setting | train_holdout | validation |",
+                    "| hard mask + cross-links | +5.0 [+5.0, +5.0] | +4.0 [-2.1, +10.1] |"]

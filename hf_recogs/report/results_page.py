@@ -114,6 +114,8 @@ COMPARISONS = {
         ("cfq_mcd1_cls_hard_links_random", "hard mask + cross-links, random negatives"),
     ),
 }
+# The setting the others of a comparison are measured against (the paper's unmasked Transformer).
+COMPARISON_BASELINES = {"cfq_mcd1_cls": "cfq_mcd1_cls_transformer"}
 COMPARISON_NOTES = {
     "cfq_mcd1_cls": "validation and test are MCD1's dev and test, the compositional splits; train_holdout is "
                     "the 5 % of train held out, the i.i.d. check.",
@@ -286,6 +288,22 @@ class Stats:
 
     def per_seed(self) -> str:
         return ", ".join(f"{percent_text(v)} ({seed})" for seed, v in self.values)
+
+
+def difference_interval(a: Stats, b: Stats, level: float = 0.95) -> tuple[float, float, float] | None:
+    """``mean(a) - mean(b)`` and its Welch t interval over seeds (the seeds of a and of b are independent
+    samples; unequal variances); None unless both have at least two seeds."""
+    from scipy.stats import t
+
+    if len(a.values) < 2 or len(b.values) < 2:
+        return None
+    difference = a.mean - b.mean
+    var_a, var_b = a.sd ** 2 / len(a.values), b.sd ** 2 / len(b.values)
+    if var_a + var_b == 0:  # every seed of both gave the same number
+        return difference, difference, difference
+    df = (var_a + var_b) ** 2 / (var_a ** 2 / (len(a.values) - 1) + var_b ** 2 / (len(b.values) - 1))
+    half = t.ppf(0.5 + level / 2, df) * (var_a + var_b) ** 0.5
+    return difference, difference - half, difference + half
 
 
 def stats(values: Sequence[float | None], seeds: Sequence[int] | None = None) -> Stats:
@@ -539,7 +557,33 @@ def comparison_section(benchmark: str, runs: dict[str, Run]) -> list[str]:
         paper = "; ".join(f"{split} {_paper(run, split)}" for split in splits if _paper(run, split))
         lines.append(f"| {label} (`{run.name}`) | " + " | ".join(cells)
                      + f" | {len(run.seeds)} | {_same(run, _length)} | {hours_text} | {paper} |")
-    return lines
+    return lines + _differences(benchmark, settings, splits)
+
+
+def _differences(benchmark: str, settings: list[tuple[Run, str]], splits: list[str]) -> list[str]:
+    """Each setting's mean minus the baseline setting's, per split, with a 95 % Welch interval over seeds:
+    the rows where both have two seeds or more."""
+    baseline = next(((run, label) for run, label in settings if run.name == COMPARISON_BASELINES.get(benchmark)),
+                    None)
+    if baseline is None:
+        return []
+    rows = []
+    for run, label in settings:
+        if run is baseline[0]:
+            continue
+        cells = []
+        for split in splits:
+            found = difference_interval(run_stats(run, split), run_stats(baseline[0], split))
+            cells.append("–" if found is None else
+                         f"{found[0]:+.1f} [{found[1]:+.1f}, {found[2]:+.1f}]")
+        if any(cell != "–" for cell in cells):
+            rows.append(f"| {label} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    return ["", f"Each setting minus {baseline[1]}, in AUC points: the difference of the means over seeds and its "
+            "95 % Welch t interval over seeds (settings with at least two seeds, as the baseline). With two seeds "
+            "a side the interval is wide by construction; an interval that holds 0 is no evidence either way.", "",
+            "| setting | " + " | ".join(splits) + " |", "|---" * (len(splits) + 1) + "|", *rows]
 
 
 INTRO = """\
