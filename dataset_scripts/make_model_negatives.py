@@ -393,10 +393,18 @@ def load_generator(folder: Path, device: str | None = None):
     return model.eval(), tokenizer
 
 
+def beam_length_limit(model, max_length: int) -> int:
+    """``max_length``, or less where the generator has learned positions (Bart: ``max_position_embeddings``): a
+    beam that ran past them would index outside the position table. Training cut its targets at the same limit,
+    so no output it learnt is longer."""
+    positions = getattr(model.config, "max_position_embeddings", None)
+    return min(max_length, positions) if positions else max_length
+
+
 def generate_beams(model, tokenizer, sources: Sequence[str], num_beams: int = BEAMS, max_length: int = 512,
                    bf16: bool = False) -> list[list[tuple[str, float]]]:
     """For each source, its ``num_beams`` finished beams, best first: (text, ``sequences_scores``, the
-    length-normalised log-probability beam search ranks by)."""
+    length-normalised log-probability beam search ranks by). Beams stop at ``beam_length_limit``."""
     import contextlib
 
     import torch
@@ -404,6 +412,7 @@ def generate_beams(model, tokenizer, sources: Sequence[str], num_beams: int = BE
     from hf_recogs.train.decode import decode_ids
 
     device = next(model.parameters()).device
+    max_length = beam_length_limit(model, max_length)
     enc = tokenizer(list(sources), return_tensors="pt", padding=True, truncation=True,
                     max_length=getattr(model.config, "max_position_embeddings", None) or 512).to(device)
     enc.pop("token_type_ids", None)
@@ -462,8 +471,9 @@ def decode_candidates(work: Path, names: Sequence[str] | None = None, batch_size
         done = _read_partial(partial, num_beams)
         todo = sorted((r for r in rows if row_id(r["split"], r["row"]) not in done),
                       key=lambda r: (len(r["input"].split()), r["split"], r["row"]))
+        limit = beam_length_limit(model, max_length)
         print(f"decode: {name}: {len(rows)} rows ({len(done)} done before), {num_beams} beams, max_length "
-              f"{max_length}, {'bf16' if use_bf16 else 'fp32'} on {next(model.parameters()).device}")
+              f"{limit}, {'bf16' if use_bf16 else 'fp32'} on {next(model.parameters()).device}")
         with open(partial, "a", encoding="utf-8") as handle:
             for start in range(0, len(todo), batch_size):
                 batch = todo[start:start + batch_size]
@@ -478,7 +488,7 @@ def decode_candidates(work: Path, names: Sequence[str] | None = None, batch_size
         records = sorted(read_jsonl(partial), key=lambda c: (*split_id(c["row"]), c["rank"]))
         write_jsonl(out, records)
         partial.unlink()
-        write_json(meta_path, {"generator": name, "rows": len(rows), "beams": num_beams, "max_length": max_length,
+        write_json(meta_path, {"generator": name, "rows": len(rows), "beams": num_beams, "max_length": limit,
                                "bf16": use_bf16, "device": str(next(model.parameters()).device),
                                "batch_size": batch_size, "length_penalty": 1.0,
                                "sha256": sha256_file(out)})

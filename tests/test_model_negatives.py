@@ -325,6 +325,26 @@ def test_decode_candidates_on_a_tiny_model(tmp_path, arch, overrides):
         mmn.decode_candidates(work, ["tiny-train_B"], device="cpu")
 
 
+def test_beams_stop_at_a_transformer_generators_position_table(tmp_path):
+    """A beam that never ends (an untrained model) is cut where Bart's learned positions end, not at a longer
+    ``max_length`` (recogs_pos_cls asks 547: 1.5 x its longest gen output, past the fast recipe's 512)."""
+    import torch
+
+    from hf_recogs.models import build_model
+    from hf_recogs.tokenization import build_tokenizer
+
+    rows = synthetic_rows(train=6, validation=0, test=0, gen=0)
+    tokenizer = build_tokenizer([r["input"] for r in rows["train"]], [r["output"] for r in rows["train"]])
+    torch.manual_seed(0)
+    model = build_model("transformer", tokenizer, max_positions=12, d_model=16, encoder_layers=1, decoder_layers=1,
+                        encoder_ffn_dim=32, decoder_ffn_dim=32, encoder_attention_heads=2, decoder_attention_heads=2)
+    model.eval()
+    assert mmn.beam_length_limit(model, 40) == 12 and mmn.beam_length_limit(model, 8) == 8
+    beams = mmn.generate_beams(model, tokenizer, ["Liam ran ."], max_length=40)
+    assert len(beams[0]) == 4
+    assert max(len(tokenizer(text)["input_ids"]) for text, _ in beams[0]) <= 12
+
+
 # --- the real folds (mirror) ---------------------------------------------------------------------------------
 
 
