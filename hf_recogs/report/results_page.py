@@ -582,7 +582,8 @@ def _differences(benchmark: str, settings: list[tuple[Run, str]], splits: list[s
         return []
     return ["", f"Each setting minus {baseline[1]}, in AUC points: the difference of the means over seeds and its "
             "95 % Welch t interval over seeds (settings with at least two seeds, as the baseline). With two seeds "
-            "a side the interval is wide by construction; an interval that holds 0 is no evidence either way.", "",
+            "a side the interval is wide by construction: one that holds 0 shows no difference, and its width is how "
+            "large a difference the seeds could still hide.", "",
             "| setting | " + " | ".join(splits) + " |", "|---" * (len(splits) + 1) + "|", *rows]
 
 
