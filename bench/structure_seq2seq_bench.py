@@ -1,15 +1,16 @@
-"""Training-step speed of ``structure_transformer`` (hard mask) against ``transformer`` on the same ReCOGS_pos
-batches, one thread.
+"""Training-step speed of ``structure_transformer`` (hard mask; hard mask + pointer cross-attention) against
+``transformer`` on the same ReCOGS_pos batches, one thread.
 
     python bench/structure_seq2seq_bench.py [--steps 30] [--batch-size 64] [--precision auto|bf16|fp32]
 
 What is compared: the fast recipe's model size (2+2 layers, d_model 300, 4 heads) built from the same seed (so the
-same weights) as ``transformer`` and as ``structure_transformer`` with the structure recipe's setting (hard mask
-on 2 of the 4 heads of both encoder layers). Both train on the same batches: ``--steps`` batches of
+same weights) as ``transformer``, as ``structure_transformer`` with the structure recipe's setting (hard mask
+on 2 of the 4 heads of both encoder layers), and as that with ``cross_attention_structure: pointer``. All train
+on the same batches: ``--steps`` batches of
 ``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the recipe's ``data_order:
-grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the two models are timed
-interleaved, alternating which goes first, after 2 untimed warm-up steps each, so that a change in the machine's
-load hits both alike. ``--precision auto`` autocasts to bf16 where the CPU has native bf16, as the recipe does.
+grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the models are timed
+interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a change in the machine's
+load hits all alike. ``--precision auto`` autocasts to bf16 where the CPU has native bf16, as the recipe does.
 
 Also timed: the collators that make those batches (``DataCollatorForSeq2Seq`` against it plus
 ``relation_ids``), and the one-off layout of the training inputs (parse, head-word tree, ids), which a run pays
@@ -74,11 +75,13 @@ def main() -> None:
             for (ids, heads), lab in zip(laid_out, labels, strict=True)]
     batches = grouped_batches(rows, args.batch_size, args.steps)
 
+    hard = {"encoder_structure": "hard", "structure_heads": 2}
+    settings = {"transformer": ("transformer", {}), "structure_transformer": ("structure_transformer", hard),
+                "+ pointer": ("structure_transformer", {**hard, "cross_attention_structure": "pointer"})}
     models = {}
-    for name, overrides in (("transformer", {}), ("structure_transformer", {"encoder_structure": "hard",
-                                                                            "structure_heads": 2})):
+    for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)
-        model = build_model(name, tokenizer, max_positions=512, **overrides).train()
+        model = build_model(arch, tokenizer, max_positions=512, **overrides).train()
         models[name] = (model, torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01))
     plain = DataCollatorForSeq2Seq(tokenizer, model=models["transformer"][0], label_pad_token_id=-100, padding=True)
     structured = StructureSeq2SeqCollator(plain)
@@ -86,13 +89,14 @@ def main() -> None:
                                                  for r in b]),
                  "structure_transformer": structured}
 
-    collate_s = {name: 0.0 for name in models}
+    collate_s = {name: 0.0 for name in collators}
     for name, collate in collators.items():
         for batch in batches:
             t = time.perf_counter()
             collate(batch)
             collate_s[name] += time.perf_counter() - t
     inputs = {name: [collate(b) for b in batches] for name, collate in collators.items()}
+    inputs["+ pointer"] = inputs["structure_transformer"]  # the same collator
     autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
 
     def step(name: str, i: int) -> float:
@@ -109,8 +113,9 @@ def main() -> None:
         for i in range(min(2, len(batches))):
             step(name, i)
     step_s = {name: 0.0 for name in models}
+    names = list(models)
     for i in range(len(batches)):
-        for name in (list(models) if i % 2 == 0 else list(models)[::-1]):
+        for name in names[i % len(names):] + names[:i % len(names)]:
             step_s[name] += step(name, i)
 
     examples = sum(len(b) for b in batches)
@@ -119,13 +124,14 @@ def main() -> None:
     print(f"input layout (parse + head-word tree + ids), once per run: {len(sources) / layout_s:,.0f} rows/s "
           f"({layout_s:.1f} s for {len(sources)} rows, {len(layout.unparsed)} without a parse)")
     for name in models:
+        collator = collate_s.get(name, collate_s["structure_transformer"])
         print(f"{name:<22} training steps {examples / step_s[name]:7.1f} examples/s   "
-              f"collator {1000 * collate_s[name] / len(batches):6.2f} ms/batch")
-    ratio = step_s["transformer"] / step_s["structure_transformer"]
+              f"collator {1000 * collator / len(batches):6.2f} ms/batch")
     collate_ratio = collate_s["structure_transformer"] / collate_s["transformer"]
-    print(f"structure_transformer / transformer: {ratio:.3f}x the training-step throughput; its collator takes "
-          f"{collate_ratio:.2f}x the time (collators: "
-          f"{100 * collate_s['structure_transformer'] / step_s['structure_transformer']:.1f} % of its step time)")
+    for name in ("structure_transformer", "+ pointer"):
+        print(f"{name} / transformer: {step_s['transformer'] / step_s[name]:.3f}x the training-step throughput")
+    print(f"the structure collator takes {collate_ratio:.2f}x the time of the plain one (collators: "
+          f"{100 * collate_s['structure_transformer'] / step_s['structure_transformer']:.1f} % of a structure step)")
 
 
 if __name__ == "__main__":

@@ -209,6 +209,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={encoder_structure: x}"])
     with pytest.raises(ConfigError, match="structure_heads must be between 1 and"):
         parse_args([CONFIG, "model_overrides={structure_heads: 5}"])
+    with pytest.raises(ConfigError, match="cross_attention_structure must be one of none, pointer"):
+        parse_args([CONFIG, "model_overrides={cross_attention_structure: tree}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
         parse_args([CONFIG, "dataset=scan_simple"])
 
@@ -220,7 +222,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     from hf_recogs.train.record import TRACK_WITH_STRUCTURE, structure_track
 
     out = tmp_path / "out"
-    model = json.dumps({**TINY, "structure_heads": 1})
+    model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -232,8 +234,118 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert (structure["encoder_structure"], structure["structure_heads"], structure["structure_layers"]) == (
         "hard", 1, [0])
     assert structure["unparsed_inputs"] == {"train": 0, "gen": 0}
+    assert structure["cross_attention_structure"] == "pointer"
     assert res["train"]["global_step"] == 3 and res["splits"]["gen"]["n"] == 6
-    assert "Track: **with input structure**" in (out / "seed_3" / "README.md").read_text()
+    card = (out / "seed_3" / "README.md").read_text()
+    assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# cross_attention_structure="pointer": the decoder's cross-attention reads the tree from the word last named
+
+TARGET = "give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )"
+
+
+@pytest.fixture(scope="module")
+def pointer_tok():
+    return build_tokenizer([SENTENCE, SHORT], [TARGET, "cake ( 3 ) ; smile ( 1 )", "x _ 2"])
+
+
+def test_the_pointer_of_each_decoder_token_is_the_position_named_last(pointer_tok):
+    from hf_recogs.models.modeling_structure_transformer import pointer_positions
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer")
+    ids = [pointer_tok.convert_tokens_to_ids(t) for t in ["<s>", *TARGET.split()]]
+    # <s> give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 ), by hand
+    expected = [-1, -1, -1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 3, 3]
+    assert pointer_positions(torch.tensor([ids]), model.position_of_token)[0].tolist() == expected
+    # the numbers of the vocabulary name positions 0..3; there is no 4 or more here
+    assert [pointer_tok.convert_ids_to_tokens(i) for i in model.config.pointer_token_ids] == ["0", "1", "2", "3"]
+    with pytest.raises(ValueError, match="needs outputs that name source positions by number"):
+        tiny(tok_without_numbers(), cross_attention_structure="pointer")
+
+
+def tok_without_numbers():
+    return build_tokenizer([SENTENCE], ["cake ; give"])
+
+
+def _pointer_batch(tok):
+    batch = encoded(tok)
+    labels = tok([TARGET, "smile ( 1 )"], padding=True, return_tensors="pt")["input_ids"]
+    return batch, labels
+
+
+def test_a_fresh_pointer_model_is_the_model_without_it(pointer_tok):
+    """The pointer term starts at zero: the same weights give the same logits with and without it."""
+    plain = tiny(pointer_tok, encoder_structure="hard")
+    pointer = tiny(pointer_tok, encoder_structure="hard", cross_attention_structure="pointer")
+    missing = set(pointer.state_dict()) - set(plain.state_dict())
+    assert missing == {"model.decoder.pointer_bias.weight"}
+    assert all(torch.equal(v, pointer.state_dict()[k]) for k, v in plain.state_dict().items())
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        assert torch.allclose(pointer(**batch, labels=labels).logits, plain(**batch, labels=labels).logits,
+                              atol=1e-6)
+
+
+def test_the_pointer_term_reaches_exactly_the_related_source_words(pointer_tok):
+    """A large negative term on ``parent_to_child`` takes every head's cross-attention off the dependents of
+    the word last named (``gave``, 1: ``Emma``, ``cake``, ``Liam`` = 0, 3, 5) once it is named, and nowhere
+    else."""
+    from hf_recogs.models.configuration_structure_transformer import POINTER_RELATIONS
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer", attn_implementation="eager")
+    with torch.no_grad():
+        model.model.decoder.pointer_bias.weight[:, :, POINTER_RELATIONS.index("parent_to_child")] = -1e4
+        batch, labels = _pointer_batch(pointer_tok)
+        cross = model(**batch, labels=labels, output_attentions=True).cross_attentions[0][0]  # (heads, tgt, src)
+    dependents = [0, 3, 5]
+    # decoder inputs: <s> give ( 1 ) AND agent ( 1 , 0 ...: "1" is input 3, "0" input 10 points at Emma (no
+    # dependents); inputs 3..9 point at gave
+    assert (cross[:, 3:10, dependents] < 1e-6).all()
+    assert (cross[:, :3, dependents] > 1e-3).all()  # nothing named yet
+    assert (cross[:, 10:15, dependents] > 1e-3).all()  # pointing at Emma, whose relation to them is not this
+    assert torch.allclose(cross.sum(-1)[:, :17], torch.ones(2, 17))
+
+
+def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok):
+    """Forced through the target token by token (with a cache, as generate decodes), the model gives the
+    logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix."""
+    model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer")
+    with torch.no_grad():
+        model.model.decoder.pointer_bias.weight.normal_(0, 2.0)
+        model.model.encoder.relation_bias.weight.normal_(0, 1.0)
+    batch, labels = _pointer_batch(pointer_tok)
+    target = labels[:1]
+    forced = lambda _, prefix: [target[0, len(prefix) - 1].item()] if len(prefix) <= target.shape[1] else [0]  # noqa: E731
+    one = {k: v[:1] for k, v in batch.items()}
+    with torch.no_grad():
+        out = model.generate(**one, max_length=target.shape[1] + 1, prefix_allowed_tokens_fn=forced,
+                             output_logits=True, return_dict_in_generate=True)
+        assert torch.equal(out.sequences[0, 1:], target[0])
+        teacher = model(**one, labels=target).logits[0]
+        assert torch.allclose(torch.stack(out.logits, 1)[0], teacher, atol=1e-4)
+        # the term changes what the model predicts: without it the logits differ
+        model.model.decoder.pointer_bias.weight.zero_()
+        assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
+        beams = model.generate(**batch, max_length=12, num_beams=3)
+    assert beams.shape[0] == 2
+
+
+def test_a_saved_pointer_model_reloads_with_its_position_tokens(pointer_tok, tmp_path):
+    from transformers import AutoModelForSeq2SeqLM
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer")
+    with torch.no_grad():
+        model.model.decoder.pointer_bias.weight.normal_(0, 1.0)
+    model.save_pretrained(tmp_path)
+    assert "position_of_token" not in str(sorted(model.state_dict()))  # rebuilt from the config, not saved
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert loaded.config.pointer_token_ids == model.config.pointer_token_ids
+    assert torch.equal(loaded.position_of_token, model.position_of_token)
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch, labels=labels).logits, model(**batch, labels=labels).logits)

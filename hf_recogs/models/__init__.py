@@ -194,6 +194,8 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     _, model_class, _ = _builders(arch)
     special = special_token_ids(tokenizer)
     config = build_config(arch, len(tokenizer), max_positions, special, **overrides)
+    if getattr(config, "cross_attention_structure", "none") == "pointer" and config.pointer_token_ids is None:
+        config.pointer_token_ids = position_token_ids(tokenizer, max_positions)
     model = model_class(config)
     if arch in CLASSIFIERS:  # one logit, nothing to generate
         return model
@@ -207,6 +209,19 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
         do_sample=False,
     )
     return model
+
+
+def position_token_ids(tokenizer, max_positions: int) -> list[int]:
+    """The ids of the output tokens ``0``, ``1``, ... that name source positions (ReCOGS_pos ``( 7 )``, COGS
+    ``x _ 7``), up to the largest the vocabulary holds below ``max_positions``; -1 for a number it lacks."""
+    vocab = tokenizer.get_vocab()
+    ids = [vocab.get(str(position), -1) for position in range(max_positions)]
+    while ids and ids[-1] < 0:
+        ids.pop()
+    if not ids:
+        raise ValueError("cross_attention_structure='pointer' needs outputs that name source positions by number "
+                         "(tokens 0, 1, ...); this vocabulary has none")
+    return ids
 
 
 def count_parameters(model) -> int:

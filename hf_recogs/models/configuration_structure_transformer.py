@@ -29,6 +29,12 @@ TREE_RELATIONS = (
 # The pairs a hard-masked head lets attend by default: the token itself and its tree neighbours.
 DEFAULT_HARD_RELATIONS = ("self", "parent_to_child", "child_to_parent")
 
+CROSS_ATTENTION_STRUCTURE = ("none", "pointer")
+# The labels of the cross-attention pointer bias: for decoder token t and source token j, the tree relation of
+# j to the source word that the output last named by its position (ReCOGS_pos `( 7 )`, COGS `x _ 7`), or
+# "no_pointer" while the output has named none (or named a position outside the source).
+POINTER_RELATIONS = (*TREE_RELATIONS, "no_pointer")
+
 
 @strict
 class StructureTransformerConfig(BartConfig):
@@ -52,6 +58,15 @@ class StructureTransformerConfig(BartConfig):
             tree is over the words only (the parse projected onto head words). Read by the data collator and
             recorded for the model card; the model itself reads whatever tokens and relations it is given.
         num_relations: the number of relation labels (``len(TREE_RELATIONS)``).
+        cross_attention_structure: ``"none"``: Bart's cross-attention; ``"pointer"``: every decoder layer adds a
+            learned scalar per (head, label of ``POINTER_RELATIONS``) to its cross-attention logits, where the
+            label of decoder token t and source token j is the tree relation of j to the source word the output
+            named last, up to t, by its position (zero at initialisation: a fresh model attends as Bart). After
+            ``agent ( 2 ,`` the decoder can thus look for the next index among the dependents of word 2. It
+            needs outputs that name source positions by number, as ReCOGS_pos and COGS do.
+        pointer_token_ids: with ``"pointer"``: the id of the output token that names source position k is
+            ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token). ``build_model`` reads them
+            from the tokenizer (the tokens ``0``, ``1``, ...).
     """
 
     model_type = "hf_recogs_structure_transformer"
@@ -62,6 +77,8 @@ class StructureTransformerConfig(BartConfig):
     hard_relations: list[str] | None = None
     structure_tokens: bool = False
     num_relations: int = len(TREE_RELATIONS)
+    cross_attention_structure: str = "none"
+    pointer_token_ids: list[int] | None = None
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""
@@ -78,6 +95,9 @@ class StructureTransformerConfig(BartConfig):
         if bad:
             raise ValueError(f"structure_layers {bad} outside 0..{self.encoder_layers - 1} (encoder_layers="
                              f"{self.encoder_layers})")
+        if self.cross_attention_structure not in CROSS_ATTENTION_STRUCTURE:
+            raise ValueError(f"cross_attention_structure must be one of {', '.join(CROSS_ATTENTION_STRUCTURE)}, "
+                             f"got {self.cross_attention_structure!r}")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")
@@ -98,4 +118,5 @@ class StructureTransformerConfig(BartConfig):
         return sorted({"self", *names}, key=TREE_RELATIONS.index)
 
 
-__all__ = ["DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "TREE_RELATIONS", "StructureTransformerConfig"]
+__all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_RELATIONS",
+           "TREE_RELATIONS", "StructureTransformerConfig"]

@@ -4,9 +4,12 @@ additive term from the input sentence's tree, then the encoder, the model and th
 
 Input besides ``input_ids`` / ``attention_mask``: ``relation_ids`` (batch, src_len, src_len), the label (index
 into ``TREE_RELATIONS``) of every encoder token pair, written by the data collator from our parse of the input
-sentence (never from the gold output). Only the encoder reads it: the decoder, its cross-attention and the
-output layer are Bart's. ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder
-inputs; the decoding steps after that read the encoder's outputs and ignore ``relation_ids``.
+sentence (never from the gold output). The encoder reads it; the decoder, its cross-attention and the output
+layer are Bart's, unless ``cross_attention_structure="pointer"``: then each decoder token's cross-attention also
+gets a learned term per tree relation between every source token and the source word the output named last
+by its position (``pointer_positions``; the decoder's own prefix, so training and decoding see the same thing).
+``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps
+after that read the encoder's outputs, and only a pointer model reads ``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
 A hard mask on some heads forces those heads to gather from the token's tree neighbours only (the paper's best
@@ -23,17 +26,21 @@ import torch
 from torch import nn
 from transformers import BartForConditionalGeneration, BartModel
 from transformers import initialization as init
-from transformers.masking_utils import create_bidirectional_mask
-from transformers.modeling_outputs import BaseModelOutput
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers.masking_utils import create_bidirectional_mask, create_causal_mask
+from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
 from transformers.models.bart.modeling_bart import (
     BartDecoder,
     BartEncoder,
     BartPreTrainedModel,
     BartScaledWordEmbedding,
+    shift_tokens_right,
 )
 from transformers.utils.output_capturing import capture_outputs
 
-from .configuration_structure_transformer import TREE_RELATIONS, StructureTransformerConfig
+from .configuration_structure_transformer import POINTER_RELATIONS, TREE_RELATIONS, StructureTransformerConfig
+
+NO_POINTER = POINTER_RELATIONS.index("no_pointer")
 
 
 class StructureRelationBias(nn.Module):
@@ -121,6 +128,94 @@ class StructureTransformerEncoder(BartEncoder):
         return BaseModelOutput(last_hidden_state=hidden_states)
 
 
+def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor) -> torch.Tensor:
+    """(batch, tgt_len): for each decoder input token, the source position named by the last position token
+    (``position_of_token[id]`` >= 0) among the tokens up to and including it; -1 before the first one."""
+    named = position_of_token[decoder_input_ids]
+    steps = torch.arange(named.shape[1], device=named.device).expand_as(named)
+    last = torch.where(named >= 0, steps, -1).cummax(dim=1).values
+    return torch.where(last >= 0, named.gather(1, last.clamp(min=0)), -1)
+
+
+class StructureTransformerDecoder(BartDecoder):
+    """Bart's decoder; with ``cross_attention_structure="pointer"`` each layer's cross-attention mask carries a
+    learned term per (head, label of ``POINTER_RELATIONS``) from ``pointer_labels``."""
+
+    def __init__(self, config: StructureTransformerConfig):
+        super().__init__(config)
+        self.pointer_bias = (StructureRelationBias(config.decoder_layers, config.decoder_attention_heads,
+                                                   len(POINTER_RELATIONS))
+                             if config.cross_attention_structure == "pointer" else None)
+
+    @staticmethod
+    def pointer_labels(pointer, source_relation_ids, encoder_attention_mask) -> torch.Tensor:
+        """(batch, tgt_len, src_len) labels: the relation of each source token to the pointed source word,
+        ``no_pointer`` where nothing (or padding, or a position past the source) is pointed at."""
+        batch, src_len = source_relation_ids.shape[0], source_relation_ids.shape[-1]
+        if encoder_attention_mask is None:
+            encoder_attention_mask = source_relation_ids.new_ones(batch, src_len)
+        inside = (pointer >= 0) & (pointer < src_len)
+        at = pointer.clamp(0, src_len - 1)
+        inside &= encoder_attention_mask.bool().gather(1, at)
+        rows = source_relation_ids.long().gather(1, at[..., None].expand(-1, -1, src_len))
+        return torch.where(inside[..., None], rows, NO_POINTER)
+
+    def cross_attention_masks(self, pointer, source_relation_ids, encoder_attention_mask, dtype) -> list:
+        """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer term,
+        and the dtype's minimum on padding keys."""
+        labels = self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask)
+        masks = []
+        for layer in range(len(self.layers)):
+            term = self.pointer_bias(layer, labels).to(dtype)
+            if encoder_attention_mask is not None:
+                term = term.masked_fill(~encoder_attention_mask.bool()[:, None, None, :], torch.finfo(dtype).min)
+            masks.append(term)
+        return masks
+
+    @capture_outputs
+    def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
+                cache=None, inputs_embeds=None, use_cache=None, source_relation_ids=None, decoder_pointer=None,
+                **kwargs):
+        """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` and the
+        encoder's ``source_relation_ids``."""
+        if (input_ids is None) ^ (inputs_embeds is not None):
+            raise ValueError("You must specify exactly one of decoder_input_ids or decoder_inputs_embeds")
+        if inputs_embeds is None:
+            inputs_embeds = self.embed_tokens(input_ids)
+        use_cache = self.config.use_cache if use_cache is None else use_cache
+        if use_cache and cache is None:
+            cache = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
+        batch_size, seq_length = inputs_embeds.size()[:-1]
+        cache_length = cache.get_seq_length() if cache is not None else 0
+        position_ids = torch.arange(seq_length, device=inputs_embeds.device) + cache_length
+        if attention_mask is None:
+            attention_mask = torch.ones(batch_size, cache_length + seq_length, device=inputs_embeds.device)
+        self_attn_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
+        causal_mask = create_causal_mask(config=self.config, inputs_embeds=inputs_embeds,
+                                         attention_mask=attention_mask, cache=self_attn_cache)
+        if self.pointer_bias is None:
+            cross_masks = [create_bidirectional_mask(config=self.config, inputs_embeds=inputs_embeds,
+                                                     attention_mask=encoder_attention_mask,
+                                                     encoder_hidden_states=encoder_hidden_states)] * len(self.layers)
+        else:
+            if source_relation_ids is None or decoder_pointer is None:
+                raise ValueError("cross_attention_structure='pointer' needs relation_ids (the encoder's) and the "
+                                 "decoder tokens' pointer: call the model with decoder_input_ids or labels, or "
+                                 "generate()")
+            cross_masks = self.cross_attention_masks(decoder_pointer, source_relation_ids, encoder_attention_mask,
+                                                     inputs_embeds.dtype)
+        positions = self.embed_positions(input_ids, cache_length, position_ids=position_ids).to(inputs_embeds.device)
+        hidden_states = self.layernorm_embedding(inputs_embeds + positions)
+        hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        for idx, decoder_layer in enumerate(self.layers):
+            if self.training and self.layerdrop > 0.0 and torch.rand([]) < self.layerdrop:
+                continue  # LayerDrop, as Bart
+            hidden_states = decoder_layer(hidden_states, causal_mask, encoder_hidden_states,
+                                          encoder_attention_mask=cross_masks[idx], cache=cache, use_cache=use_cache,
+                                          **kwargs)
+        return BaseModelOutputWithPastAndCrossAttentions(last_hidden_state=hidden_states, cache=cache)
+
+
 class StructureTransformerModel(BartModel):
     """``BartModel`` with the structure-reading encoder (built in Bart's order, so that a seed gives the same
     weights as our ``transformer``)."""
@@ -131,13 +226,14 @@ class StructureTransformerModel(BartModel):
         self.shared = BartScaledWordEmbedding(config.vocab_size, config.d_model, config.pad_token_id,
                                               embed_scale=embed_scale)
         self.encoder = StructureTransformerEncoder(config)
-        self.decoder = BartDecoder(config)
+        self.decoder = StructureTransformerDecoder(config)
         self.post_init()
 
 
 class StructureTransformerForConditionalGeneration(BartForConditionalGeneration):
     """Bart's generating model; ``forward`` runs the encoder with ``relation_ids`` (unless ``encoder_outputs``
-    are given, as in every decoding step of ``generate``), then Bart's decoder and output layer."""
+    are given, as in every decoding step of ``generate``), then the decoder (with a pointer model: the pointer
+    of each decoder token, and ``relation_ids`` for its cross-attention) and Bart's output layer."""
 
     config_class = StructureTransformerConfig
 
@@ -146,23 +242,61 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         self.model = StructureTransformerModel(config)
         self.final_logits_bias = nn.Buffer(torch.zeros((1, self.model.shared.num_embeddings)))
         self.lm_head = nn.Linear(config.d_model, self.model.shared.num_embeddings, bias=False)
+        # token id -> the source position it names (-1: none); a pointer model's only, rebuilt from the config
+        # (``_init_weights``) rather than saved
+        table = None
+        if config.cross_attention_structure == "pointer":
+            if not config.pointer_token_ids:
+                raise ValueError("cross_attention_structure='pointer' needs pointer_token_ids (the output token "
+                                 "naming each source position): build the model with hf_recogs.models.build_model, "
+                                 "which reads them from the tokenizer")
+            table = nn.Buffer(self.position_table(), persistent=False)
+        self.position_of_token = table
         self.post_init()
+
+    def position_table(self) -> torch.Tensor:
+        table = torch.full((self.config.vocab_size,), -1, dtype=torch.long)
+        for position, token_id in enumerate(self.config.pointer_token_ids):
+            if token_id >= 0:
+                table[token_id] = position
+        return table
 
     def _init_weights(self, module):
         super()._init_weights(module)
         if isinstance(module, StructureRelationBias):
             init.zeros_(module.weight)
+        if module is self and self.position_of_token is not None:  # loading leaves buffers unset
+            init.copy_(self.position_of_token, self.position_table())
 
-    def forward(self, input_ids=None, attention_mask=None, relation_ids=None, encoder_outputs=None, **kwargs):
+    def forward(self, input_ids=None, attention_mask=None, relation_ids=None, encoder_outputs=None,
+                decoder_pointer=None, **kwargs):
         if encoder_outputs is None and (input_ids is not None or kwargs.get("inputs_embeds") is not None):
             # Only the encoder's own arguments go to the encoder (Bart would also hand it the decoder's).
             encoder_outputs = self.model.encoder(
                 input_ids=input_ids, attention_mask=attention_mask, relation_ids=relation_ids,
                 inputs_embeds=kwargs.pop("inputs_embeds", None),
                 **{k: kwargs[k] for k in ("output_attentions", "output_hidden_states") if k in kwargs})
+        if self.position_of_token is not None:
+            if kwargs.get("decoder_input_ids") is None and kwargs.get("labels") is not None:
+                kwargs["decoder_input_ids"] = shift_tokens_right(kwargs["labels"], self.config.pad_token_id,
+                                                                 self.config.decoder_start_token_id)
+            if decoder_pointer is None and kwargs.get("decoder_input_ids") is not None:
+                if kwargs.get("cache") is not None and kwargs["cache"].get_seq_length() > 0:
+                    raise ValueError("a decoding step with a cache needs decoder_pointer (generate() passes it)")
+                decoder_pointer = pointer_positions(kwargs["decoder_input_ids"], self.position_of_token)
+            kwargs.update(source_relation_ids=relation_ids, decoder_pointer=decoder_pointer)
         return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
                                **kwargs)
 
+    def prepare_inputs_for_generation(self, input_ids, *args, **kwargs):
+        """Bart's step inputs; a pointer model also gets the pointer of the step's tokens, from the whole
+        decoded prefix (``input_ids`` here: every decoder token so far)."""
+        inputs = super().prepare_inputs_for_generation(input_ids, *args, **kwargs)
+        if self.position_of_token is not None:
+            step = inputs["decoder_input_ids"].shape[1]
+            inputs["decoder_pointer"] = pointer_positions(input_ids, self.position_of_token)[:, -step:]
+        return inputs
 
-__all__ = ["StructureTransformerEncoder", "StructureTransformerForConditionalGeneration",
+
+__all__ = ["StructureTransformerDecoder", "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration",
            "StructureTransformerModel"]

@@ -129,12 +129,16 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     if not structure or structure.get("track") != "with input structure":
         return ""
     unparsed = ", ".join(f"{n} in {split}" for split, n in structure.get("unparsed_inputs", {}).items())
+    pointer = (" The decoder's cross-attention also read the tree: a learned term per relation between each "
+               "source word and the one the output last named by its position (`cross_attention_structure: "
+               "pointer`)." if structure.get("cross_attention_structure") == "pointer" else "")
     return (f"\n\nTrack: **with input structure**. The encoder read the parse tree of every input from hf_recogs' "
             f"own parser (`{structure.get('parser')}`, which reads the sentence alone, never the gold output): "
             f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "
             f"{structure.get('of_heads')} heads in encoder layers {structure.get('structure_layers')}, over the "
-            f"{structure.get('tree')}. Inputs without a parse: {unparsed or 'not counted'}. To decode, lay the "
-            "inputs out with `hf_recogs.train.data.SourceLayout` (it adds the `relation_ids` the encoder needs).")
+            f"{structure.get('tree')}.{pointer} Inputs without a parse: {unparsed or 'not counted'}. To decode, "
+            "lay the inputs out with `hf_recogs.train.data.SourceLayout` (it adds the `relation_ids` the model "
+            "needs).")
 
 
 # The card's reproduce command names the seed itself and leaves out what only says how one machine ran it.

@@ -116,9 +116,11 @@ TRACK_WITHOUT_STRUCTURE = "without input structure"
 
 def structure_settings(config) -> dict[str, Any]:
     """The resolved structure settings of a ``StructureTransformerConfig`` as the record keeps them, with the
-    track they put the run on: a model whose encoder reads no relation (``encoder_structure`` none) and no
-    structure tokens is the plain Transformer, on the track without input structure."""
-    reads = config.encoder_structure != "none" or config.structure_tokens
+    track they put the run on: a model that reads no relation (``encoder_structure`` and
+    ``cross_attention_structure`` none) and no structure tokens is the plain Transformer, on the track without
+    input structure."""
+    pointer = getattr(config, "cross_attention_structure", "none")  # checkpoints from before the option: none
+    reads = config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
     return {
         "track": TRACK_WITH_STRUCTURE if reads else TRACK_WITHOUT_STRUCTURE,
         "encoder_structure": config.encoder_structure,
@@ -128,6 +130,7 @@ def structure_settings(config) -> dict[str, Any]:
         "hard_relations": config.hard_relation_names() if config.encoder_structure in ("hard", "both") else [],
         "structure_tokens": bool(config.structure_tokens),
         "tree": "constituents (structure tokens)" if config.structure_tokens else "head words",
+        "cross_attention_structure": pointer,
     }
 
 
