@@ -9,6 +9,11 @@ sample of rows that disagree.
 A row agrees when its triple set equals the gold set exactly; triple precision/recall are micro-averaged.
 Primitives (one bare word, no positions) have no triples and are left out.
 
+A second table looks at the tree ``structure_transformer`` reads (the parse projected onto head words) from the
+decoder's side: for every binary conjunct ``role ( i , j )`` of the gold LF, the relation of word j to word i,
+the word the output named just before j. That relation is the label the pointer cross-attention
+(``cross_attention_structure: pointer``) sees at the right answer.
+
     python bench/structure_parser_agreement.py            # all four splits
     python bench/structure_parser_agreement.py --show 20   # more disagreements
 """
@@ -19,7 +24,7 @@ import argparse
 import os
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +65,37 @@ def score(rows, lexicon):
     return table, bad
 
 
+def pointer_labels(rows, lexicon):
+    """Per category: Counter of the head-word-tree relation of each gold binary conjunct's j to its i."""
+    import re
+    from hf_recogs.models.configuration_structure_transformer import TREE_RELATIONS
+    from hf_recogs.structure import StructureError
+    from hf_recogs.structure.cogs import parse_sentence
+    from hf_recogs.structure.pairs import encoder_tree, tree_relations
+    from hf_recogs.train.data import COGS_MARKERS
+
+    binary = re.compile(r"\( (\d+) , (\d+) \)")
+    table = defaultdict(Counter)
+    for sentence, lf, category in rows:
+        try:
+            tree = parse_sentence(sentence, lexicon).structure
+        except StructureError:
+            table[category]["no parse"] += len(binary.findall(lf))
+            continue
+        _, heads = encoder_tree(tree, "</s>", 512, False, COGS_MARKERS)
+        relations = tree_relations(tuple(heads))
+        for i, j in binary.findall(lf):
+            table[category][TREE_RELATIONS[relations[int(i), int(j)]]] += 1
+    return table
+
+
+def pointer_line(name, counts):
+    n = sum(counts.values())
+    child, sibling = counts["parent_to_child"], counts["sibling"]
+    return (f"| {name} | {n} | {100 * child / n:.1f} | {100 * sibling / n:.1f} | "
+            f"{100 * (n - child - sibling) / n:.1f} |")
+
+
 def line(name, cell):
     n, ok, g, p, c, f = cell
     prec = 100 * c / p if p else 0.0
@@ -90,6 +126,16 @@ def main() -> None:
             for category in sorted(table):
                 print(line(f"gen: {category}", table[category]))
         samples[split] = bad
+    print("\nHead-word tree, from the decoder's side: the relation of each gold conjunct's second argument j to i")
+    print("| split / category | conjuncts ( i , j ) | j a child of i % | j a sibling of i % | other % |")
+    print("|---|---|---|---|---|")
+    for split in args.splits:
+        ds = load_dataset("recogs_pos", split=split)
+        table = pointer_labels(zip(ds["input"], ds["output"], ds["category"], strict=True), lexicon)
+        print(pointer_line(f"**{split}**", sum(table.values(), Counter())))
+        if split == "gen":
+            for category in sorted(table):
+                print(pointer_line(f"gen: {category}", table[category]))
     for split, bad in samples.items():
         print(f"\n{split}: {len(bad)} disagreeing rows; first {min(args.show, len(bad))}:")
         for category, sentence, missing, extra in bad[: args.show]:
