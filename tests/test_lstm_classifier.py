@@ -1,6 +1,7 @@
 """The LSTM classifier of (input, candidate) pairs (the structure-annotation paper's LSTM baseline): it reads
 only real tokens, its two segments matter, it ignores structure, and it loads with the Auto classes."""
 
+import pytest
 import torch
 from torch.nn import functional as F
 from transformers import AutoModelForSequenceClassification
@@ -30,6 +31,9 @@ def test_padding_never_reaches_the_logit():
         again = model(input_ids=garbage, attention_mask=mask, token_type_ids=types).logits
     assert torch.allclose(padded[0], alone[0], atol=1e-6) and torch.equal(padded[0], again[0])
     assert not torch.allclose(padded[0], padded[1])
+    # padding before the tokens would reach the state: refused
+    with pytest.raises(ValueError, match="reads right-padded batches"):
+        model(input_ids=ids, attention_mask=mask.flip(1), token_type_ids=types)
 
 
 def test_first_token_and_segments_change_the_logit_and_structure_is_ignored():
