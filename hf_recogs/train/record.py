@@ -119,7 +119,7 @@ def structure_settings(config) -> dict[str, Any]:
     track they put the run on: a model that reads no relation (``encoder_structure`` and
     ``cross_attention_structure`` none) and no structure tokens is the plain Transformer, on the track without
     input structure."""
-    pointer = getattr(config, "cross_attention_structure", "none")  # checkpoints from before the option: none
+    pointer = config.cross_attention_structure
     reads = config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
     return {
         "track": TRACK_WITH_STRUCTURE if reads else TRACK_WITHOUT_STRUCTURE,
