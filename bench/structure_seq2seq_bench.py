@@ -5,7 +5,8 @@
 
 What is compared: the fast recipe's model size (2+2 layers, d_model 300, 4 heads) built from the same seed (so the
 same weights) as ``transformer``, as ``structure_transformer`` with the structure recipe's setting (hard mask
-on 2 of the 4 heads of both encoder layers), and as that with ``cross_attention_structure: pointer``. All train
+on 2 of the 4 heads of both encoder layers), and as that with both pointer terms in the cross-attention
+(``cross_attention_structure: pointer``, ``pointer_offsets: 4``). All train
 on the same batches: ``--steps`` batches of
 ``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the recipe's ``data_order:
 grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the models are timed
@@ -77,7 +78,8 @@ def main() -> None:
 
     hard = {"encoder_structure": "hard", "structure_heads": 2}
     settings = {"transformer": ("transformer", {}), "structure_transformer": ("structure_transformer", hard),
-                "+ pointer": ("structure_transformer", {**hard, "cross_attention_structure": "pointer"})}
+                "+ pointer": ("structure_transformer", {**hard, "cross_attention_structure": "pointer",
+                                                         "pointer_offsets": 4})}
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)

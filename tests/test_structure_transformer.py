@@ -211,6 +211,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={structure_heads: 5}"])
     with pytest.raises(ConfigError, match="cross_attention_structure must be one of none, pointer"):
         parse_args([CONFIG, "model_overrides={cross_attention_structure: tree}"])
+    with pytest.raises(ConfigError, match="pointer_offsets must be a whole number >= 0"):
+        parse_args([CONFIG, "model_overrides={pointer_offsets: -1}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
         parse_args([CONFIG, "dataset=scan_simple"])
 
@@ -222,7 +224,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     from hf_recogs.train.record import TRACK_WITH_STRUCTURE, structure_track
 
     out = tmp_path / "out"
-    model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer"})
+    model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -234,10 +236,11 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert (structure["encoder_structure"], structure["structure_heads"], structure["structure_layers"]) == (
         "hard", 1, [0])
     assert structure["unparsed_inputs"] == {"train": 0, "gen": 0}
-    assert structure["cross_attention_structure"] == "pointer"
+    assert structure["cross_attention_structure"] == "pointer" and structure["pointer_offsets"] == 4
     assert res["train"]["global_step"] == 3 and res["splits"]["gen"]["n"] == 6
     card = (out / "seed_3" / "README.md").read_text()
     assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
+    assert "clipped to ±4 (`pointer_offsets`)" in card
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -311,12 +314,41 @@ def test_the_pointer_term_reaches_exactly_the_related_source_words(pointer_tok):
     assert torch.allclose(cross.sum(-1)[:, :17], torch.ones(2, 17))
 
 
+def test_offset_labels_by_hand_and_the_offset_term_reaches_exactly_those_keys(pointer_tok):
+    """``pointer_offsets=2``: source token j gets the label of its offset j - p from the pointed word p, clipped
+    to -2..2 (labels 0..4), and 5 before anything is named; a large negative term on offset +2 takes the
+    cross-attention off word p + 2 and every word after it, and nothing else. No tree is read."""
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerDecoder
+
+    mask = torch.tensor([[1] * 8, [1] * 4 + [0] * 4])
+    pointer = torch.tensor([[-1, 1, 5], [3, 6, 0]])  # row 1: position 6 is padding, so nothing is pointed at
+    labels = StructureTransformerDecoder.offset_labels(pointer, mask, 8, 2)
+    assert labels[0, 0].tolist() == [5] * 8
+    assert labels[0, 1].tolist() == [1, 2, 3, 4, 4, 4, 4, 4]  # offsets -1, 0, 1, 2, 3 ... clipped at +2
+    assert labels[0, 2].tolist() == [0, 0, 0, 0, 1, 2, 3, 4]
+    assert labels[1, 1].tolist() == [5] * 8 and labels[1, 2].tolist() == [2, 3, 4, 4, 4, 4, 4, 4]
+
+    model = tiny(pointer_tok, encoder_structure="none", pointer_offsets=2, attn_implementation="eager")
+    assert model.model.decoder.pointer_bias is None  # offsets alone: no tree term
+    with torch.no_grad():
+        model.model.decoder.offset_bias.weight[:, :, 4] = -1e4  # offset +2 and beyond
+        batch, labels = _pointer_batch(pointer_tok)
+        del batch["relation_ids"]  # offsets read no tree
+        cross = model(**batch, labels=labels, output_attentions=True).cross_attentions[0][0]
+    # decoder inputs 3..9 point at word 1 (gave): words 3..7 are 2 or more to its right
+    assert (cross[:, 3:10, 3:8] < 1e-6).all() and (cross[:, 3:10, :3] > 1e-3).all()
+    assert (cross[:, :3] > 1e-3).all()  # nothing named yet: every word attended
+    # input 10 names word 0 (Emma): from word 2 on
+    assert (cross[:, 10, 2:8] < 1e-6).all() and (cross[:, 10, :2] > 1e-3).all()
+
+
 def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix."""
-    model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer")
+    model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3)
     with torch.no_grad():
         model.model.decoder.pointer_bias.weight.normal_(0, 2.0)
+        model.model.decoder.offset_bias.weight.normal_(0, 2.0)
         model.model.encoder.relation_bias.weight.normal_(0, 1.0)
     batch, labels = _pointer_batch(pointer_tok)
     target = labels[:1]
@@ -328,9 +360,12 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok):
         assert torch.equal(out.sequences[0, 1:], target[0])
         teacher = model(**one, labels=target).logits[0]
         assert torch.allclose(torch.stack(out.logits, 1)[0], teacher, atol=1e-4)
-        # the term changes what the model predicts: without it the logits differ
-        model.model.decoder.pointer_bias.weight.zero_()
-        assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
+        # each term changes what the model predicts: without it the logits differ
+        for bias in (model.model.decoder.pointer_bias, model.model.decoder.offset_bias):
+            kept = bias.weight.clone()
+            bias.weight.zero_()
+            assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
+            bias.weight.copy_(kept)
         beams = model.generate(**batch, max_length=12, num_beams=3)
     assert beams.shape[0] == 2
 

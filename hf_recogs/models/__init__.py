@@ -194,7 +194,7 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     _, model_class, _ = _builders(arch)
     special = special_token_ids(tokenizer)
     config = build_config(arch, len(tokenizer), max_positions, special, **overrides)
-    if getattr(config, "cross_attention_structure", "none") == "pointer" and config.pointer_token_ids is None:
+    if isinstance(config, StructureTransformerConfig) and config.reads_pointer() and config.pointer_token_ids is None:
         config.pointer_token_ids = position_token_ids(tokenizer, max_positions)
     model = model_class(config)
     if arch in CLASSIFIERS:  # one logit, nothing to generate
@@ -219,8 +219,8 @@ def position_token_ids(tokenizer, max_positions: int) -> list[int]:
     while ids and ids[-1] < 0:
         ids.pop()
     if not ids:
-        raise ValueError("cross_attention_structure='pointer' needs outputs that name source positions by number "
-                         "(tokens 0, 1, ...); this vocabulary has none")
+        raise ValueError("a pointer model needs outputs that name source positions by number (tokens 0, 1, ...); "
+                         "this vocabulary has none")
     return ids
 
 

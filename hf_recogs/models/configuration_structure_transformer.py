@@ -64,9 +64,14 @@ class StructureTransformerConfig(BartConfig):
             named last, up to t, by its position (zero at initialisation: a fresh model attends as Bart). After
             ``agent ( 2 ,`` the decoder can thus look for the next index among the dependents of word 2. It
             needs outputs that name source positions by number, as ReCOGS_pos and COGS do.
-        pointer_token_ids: with ``"pointer"``: the id of the output token that names source position k is
-            ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token). ``build_model`` reads them
-            from the tokenizer (the tokens ``0``, ``1``, ...).
+        pointer_offsets: K > 0: every decoder layer also adds a learned scalar per (head, offset of source
+            token j from the word the output named last, clipped to -K..K; one more for "nothing named yet") to
+            its cross-attention logits (zero at initialisation). It reads no tree: only the output's own position
+            tokens and the source order, so that "the word three to the right of the last one named" means the
+            same at any sentence length. 0 (default): off.
+        pointer_token_ids: with ``"pointer"`` or ``pointer_offsets``: the id of the output token that names
+            source position k is ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token).
+            ``build_model`` reads them from the tokenizer (the tokens ``0``, ``1``, ...).
     """
 
     model_type = "hf_recogs_structure_transformer"
@@ -78,6 +83,7 @@ class StructureTransformerConfig(BartConfig):
     structure_tokens: bool = False
     num_relations: int = len(TREE_RELATIONS)
     cross_attention_structure: str = "none"
+    pointer_offsets: int = 0
     pointer_token_ids: list[int] | None = None
 
     def validate_architecture(self):
@@ -98,6 +104,8 @@ class StructureTransformerConfig(BartConfig):
         if self.cross_attention_structure not in CROSS_ATTENTION_STRUCTURE:
             raise ValueError(f"cross_attention_structure must be one of {', '.join(CROSS_ATTENTION_STRUCTURE)}, "
                              f"got {self.cross_attention_structure!r}")
+        if not isinstance(self.pointer_offsets, int) or self.pointer_offsets < 0:
+            raise ValueError(f"pointer_offsets must be a whole number >= 0 (0: off), got {self.pointer_offsets!r}")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")
@@ -112,6 +120,10 @@ class StructureTransformerConfig(BartConfig):
         if self.encoder_structure == "none":
             return []
         return sorted(set(range(self.encoder_layers) if self.structure_layers is None else self.structure_layers))
+
+    def reads_pointer(self) -> bool:
+        """Whether the decoder's cross-attention reads the position the output named last (tree or offsets)."""
+        return self.cross_attention_structure == "pointer" or self.pointer_offsets > 0
 
     def hard_relation_names(self) -> list[str]:
         names = DEFAULT_HARD_RELATIONS if self.hard_relations is None else self.hard_relations

@@ -5,11 +5,12 @@ additive term from the input sentence's tree, then the encoder, the model and th
 Input besides ``input_ids`` / ``attention_mask``: ``relation_ids`` (batch, src_len, src_len), the label (index
 into ``TREE_RELATIONS``) of every encoder token pair, written by the data collator from our parse of the input
 sentence (never from the gold output). The encoder reads it; the decoder, its cross-attention and the output
-layer are Bart's, unless ``cross_attention_structure="pointer"``: then each decoder token's cross-attention also
-gets a learned term per tree relation between every source token and the source word the output named last
-by its position (``pointer_positions``; the decoder's own prefix, so training and decoding see the same thing).
+layer are Bart's, unless the model points: with ``cross_attention_structure="pointer"`` each decoder token's
+cross-attention also gets a learned term per tree relation between every source token and the source word the
+output named last by its position, with ``pointer_offsets`` one per offset of the source token from that word
+(``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing).
 ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps
-after that read the encoder's outputs, and only a pointer model reads ``relation_ids`` again.
+after that read the encoder's outputs, and only a tree-pointer model reads ``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
 A hard mask on some heads forces those heads to gather from the token's tree neighbours only (the paper's best
@@ -138,35 +139,59 @@ def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.
 
 
 class StructureTransformerDecoder(BartDecoder):
-    """Bart's decoder; with ``cross_attention_structure="pointer"`` each layer's cross-attention mask carries a
-    learned term per (head, label of ``POINTER_RELATIONS``) from ``pointer_labels``."""
+    """Bart's decoder; a pointer model's cross-attention masks carry learned terms per head for each source token:
+    its tree relation to the word the output named last (``cross_attention_structure="pointer"``, labels of
+    ``POINTER_RELATIONS``) and/or its offset from that word (``pointer_offsets``)."""
 
     def __init__(self, config: StructureTransformerConfig):
         super().__init__(config)
-        self.pointer_bias = (StructureRelationBias(config.decoder_layers, config.decoder_attention_heads,
-                                                   len(POINTER_RELATIONS))
+        layers, heads = config.decoder_layers, config.decoder_attention_heads
+        self.pointer_bias = (StructureRelationBias(layers, heads, len(POINTER_RELATIONS))
                              if config.cross_attention_structure == "pointer" else None)
+        self.max_offset = config.pointer_offsets
+        # offsets -K..K, then one label for "nothing named"
+        self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
 
     @staticmethod
-    def pointer_labels(pointer, source_relation_ids, encoder_attention_mask) -> torch.Tensor:
-        """(batch, tgt_len, src_len) labels: the relation of each source token to the pointed source word,
-        ``no_pointer`` where nothing (or padding, or a position past the source) is pointed at."""
-        batch, src_len = source_relation_ids.shape[0], source_relation_ids.shape[-1]
-        if encoder_attention_mask is None:
-            encoder_attention_mask = source_relation_ids.new_ones(batch, src_len)
+    def pointed(pointer, encoder_attention_mask, src_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(whether each decoder token points at a real source token, the pointer clamped into the source)."""
         inside = (pointer >= 0) & (pointer < src_len)
         at = pointer.clamp(0, src_len - 1)
-        inside &= encoder_attention_mask.bool().gather(1, at)
+        if encoder_attention_mask is not None:
+            inside &= encoder_attention_mask.bool().gather(1, at)
+        return inside, at
+
+    @classmethod
+    def pointer_labels(cls, pointer, source_relation_ids, encoder_attention_mask) -> torch.Tensor:
+        """(batch, tgt_len, src_len) labels: the relation of each source token to the pointed source word,
+        ``no_pointer`` where nothing (or padding, or a position past the source) is pointed at."""
+        src_len = source_relation_ids.shape[-1]
+        inside, at = cls.pointed(pointer, encoder_attention_mask, src_len)
         rows = source_relation_ids.long().gather(1, at[..., None].expand(-1, -1, src_len))
         return torch.where(inside[..., None], rows, NO_POINTER)
 
-    def cross_attention_masks(self, pointer, source_relation_ids, encoder_attention_mask, dtype) -> list:
-        """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer term,
+    @classmethod
+    def offset_labels(cls, pointer, encoder_attention_mask, src_len: int, max_offset: int) -> torch.Tensor:
+        """(batch, tgt_len, src_len) labels: each source token's offset from the pointed word, clipped to
+        ±``max_offset`` and shifted to 0..2·max_offset; 2·max_offset + 1 where nothing is pointed at."""
+        inside, at = cls.pointed(pointer, encoder_attention_mask, src_len)
+        offsets = torch.arange(src_len, device=pointer.device) - at[..., None]
+        labels = offsets.clamp(-max_offset, max_offset) + max_offset
+        return torch.where(inside[..., None], labels, 2 * max_offset + 1)
+
+    def cross_attention_masks(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int,
+                              dtype) -> list:
+        """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms,
         and the dtype's minimum on padding keys."""
-        labels = self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask)
+        tree = (self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask)
+                if self.pointer_bias is not None else None)
+        offsets = (self.offset_labels(pointer, encoder_attention_mask, src_len, self.max_offset)
+                   if self.offset_bias is not None else None)
         masks = []
         for layer in range(len(self.layers)):
-            term = self.pointer_bias(layer, labels).to(dtype)
+            terms = [bias(layer, labels) for bias, labels in ((self.pointer_bias, tree), (self.offset_bias, offsets))
+                     if bias is not None]
+            term = sum(terms[1:], terms[0]).to(dtype)
             if encoder_attention_mask is not None:
                 term = term.masked_fill(~encoder_attention_mask.bool()[:, None, None, :], torch.finfo(dtype).min)
             masks.append(term)
@@ -193,17 +218,17 @@ class StructureTransformerDecoder(BartDecoder):
         self_attn_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
         causal_mask = create_causal_mask(config=self.config, inputs_embeds=inputs_embeds,
                                          attention_mask=attention_mask, cache=self_attn_cache)
-        if self.pointer_bias is None:
+        if self.pointer_bias is None and self.offset_bias is None:
             cross_masks = [create_bidirectional_mask(config=self.config, inputs_embeds=inputs_embeds,
                                                      attention_mask=encoder_attention_mask,
                                                      encoder_hidden_states=encoder_hidden_states)] * len(self.layers)
         else:
-            if source_relation_ids is None or decoder_pointer is None:
-                raise ValueError("cross_attention_structure='pointer' needs relation_ids (the encoder's) and the "
-                                 "decoder tokens' pointer: call the model with decoder_input_ids or labels, or "
-                                 "generate()")
+            if decoder_pointer is None or (self.pointer_bias is not None and source_relation_ids is None):
+                raise ValueError("a pointer model needs the decoder tokens' pointer (and, with "
+                                 "cross_attention_structure='pointer', the encoder's relation_ids): call it with "
+                                 "decoder_input_ids or labels, or generate()")
             cross_masks = self.cross_attention_masks(decoder_pointer, source_relation_ids, encoder_attention_mask,
-                                                     inputs_embeds.dtype)
+                                                     encoder_hidden_states.shape[1], inputs_embeds.dtype)
         positions = self.embed_positions(input_ids, cache_length, position_ids=position_ids).to(inputs_embeds.device)
         hidden_states = self.layernorm_embedding(inputs_embeds + positions)
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
@@ -245,9 +270,10 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         # token id -> the source position it names (-1: none); a pointer model's only, rebuilt from the config
         # (``_init_weights``) rather than saved
         table = None
-        if config.cross_attention_structure == "pointer":
+        if config.reads_pointer():
             if not config.pointer_token_ids:
-                raise ValueError("cross_attention_structure='pointer' needs pointer_token_ids (the output token "
+                raise ValueError("a pointer model (cross_attention_structure='pointer', pointer_offsets) needs "
+                                 "pointer_token_ids (the output token "
                                  "naming each source position): build the model with hf_recogs.models.build_model, "
                                  "which reads them from the tokenizer")
             table = nn.Buffer(self.position_table(), persistent=False)

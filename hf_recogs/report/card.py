@@ -126,8 +126,11 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
 def _structure_track_note(results: dict[str, Any]) -> str:
     """The structure track of a run whose model read its inputs' parse trees (nothing for other runs)."""
     structure = results.get("input_structure")
+    offsets = (structure or {}).get("pointer_offsets")
+    offsets_note = (f" The decoder's cross-attention read each source word's offset from the word the output last "
+                    f"named by its position, clipped to ±{offsets} (`pointer_offsets`)." if offsets else "")
     if not structure or structure.get("track") != "with input structure":
-        return ""
+        return f"\n\nTrack: without input structure.{offsets_note}" if offsets_note else ""
     unparsed = ", ".join(f"{n} in {split}" for split, n in structure.get("unparsed_inputs", {}).items())
     pointer = (" The decoder's cross-attention also read the tree: a learned term per relation between each "
                "source word and the one the output last named by its position (`cross_attention_structure: "
@@ -136,7 +139,7 @@ def _structure_track_note(results: dict[str, Any]) -> str:
             f"own parser (`{structure.get('parser')}`, which reads the sentence alone, never the gold output): "
             f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "
             f"{structure.get('of_heads')} heads in encoder layers {structure.get('structure_layers')}, over the "
-            f"{structure.get('tree')}.{pointer} Inputs without a parse: {unparsed or 'not counted'}. To decode, "
+            f"{structure.get('tree')}.{pointer}{offsets_note} Inputs without a parse: {unparsed or 'not counted'}. To decode, "
             "lay the inputs out with `hf_recogs.train.data.SourceLayout` (it adds the `relation_ids` the model "
             "needs).")
 

@@ -117,8 +117,8 @@ TRACK_WITHOUT_STRUCTURE = "without input structure"
 def structure_settings(config) -> dict[str, Any]:
     """The resolved structure settings of a ``StructureTransformerConfig`` as the record keeps them, with the
     track they put the run on: a model that reads no relation (``encoder_structure`` and
-    ``cross_attention_structure`` none) and no structure tokens is the plain Transformer, on the track without
-    input structure."""
+    ``cross_attention_structure`` none) and no structure tokens reads no parse, so it is on the track without
+    input structure (``pointer_offsets`` read only the output's positions and the source order)."""
     pointer = config.cross_attention_structure
     reads = config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
     return {
@@ -131,6 +131,7 @@ def structure_settings(config) -> dict[str, Any]:
         "structure_tokens": bool(config.structure_tokens),
         "tree": "constituents (structure tokens)" if config.structure_tokens else "head words",
         "cross_attention_structure": pointer,
+        "pointer_offsets": config.pointer_offsets,
     }
 
 
