@@ -68,6 +68,7 @@ def score(rows, lexicon):
 def pointer_labels(rows, lexicon):
     """Per category: Counter of the head-word-tree relation of each gold binary conjunct's j to its i."""
     import re
+
     from hf_recogs.models.configuration_structure_transformer import TREE_RELATIONS
     from hf_recogs.structure import StructureError
     from hf_recogs.structure.cogs import parse_sentence

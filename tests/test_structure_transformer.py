@@ -156,7 +156,7 @@ def test_relation_ids_of_a_sentence_are_its_tree_by_hand(tok, mirror):
 def test_a_saved_model_reloads_through_the_auto_classes(tok, tmp_path):
     from transformers import AutoModelForSeq2SeqLM
 
-    import hf_recogs.models  # noqa: F401  (registers the model)
+    import hf_recogs.models
 
     model = tiny(tok, encoder_structure="both", structure_tokens=True)
     with torch.no_grad():
@@ -352,7 +352,7 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok):
         model.model.encoder.relation_bias.weight.normal_(0, 1.0)
     batch, labels = _pointer_batch(pointer_tok)
     target = labels[:1]
-    forced = lambda _, prefix: [target[0, len(prefix) - 1].item()] if len(prefix) <= target.shape[1] else [0]  # noqa: E731
+    forced = lambda _, prefix: [target[0, len(prefix) - 1].item()] if len(prefix) <= target.shape[1] else [0]
     one = {k: v[:1] for k, v in batch.items()}
     with torch.no_grad():
         out = model.generate(**one, max_length=target.shape[1] + 1, prefix_allowed_tokens_fn=forced,
