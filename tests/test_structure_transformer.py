@@ -156,7 +156,7 @@ def test_relation_ids_of_a_sentence_are_its_tree_by_hand(tok, mirror):
 def test_a_saved_model_reloads_through_the_auto_classes(tok, tmp_path):
     from transformers import AutoModelForSeq2SeqLM
 
-    import hf_recogs.models
+    import hf_recogs.models  # registers the model with the Auto classes
 
     model = tiny(tok, encoder_structure="both", structure_tokens=True)
     with torch.no_grad():
