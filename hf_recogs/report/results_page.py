@@ -66,6 +66,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x384_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": {
         "test": ("100", "wu_logs"),
         "gen": ("81.4 ± 1.0", "wu_logs"),
@@ -140,6 +141,9 @@ TITLES = {
         "ReCOGS_pos, token weighting, 20 epochs of 192 rows (control)",
     "recogs_pos_token_weighted_20x384_transformer_fast":
         "ReCOGS_pos, token weighting, 20 epochs of 384 rows (control)",
+    "recogs_pos_structure_pointer_transformer_fast":
+        "ReCOGS_pos, with input structure: the fast recipe, the parse tree as a hard mask on 2 of 4 encoder heads, "
+        "and the decoder's cross-attention reading the word it named last (tree relation and offset ±4)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"CFQ MCD1 classification (model negatives unless said), {label}"
        for name, label in COMPARISONS["cfq_mcd1_cls"]},
