@@ -213,6 +213,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={cross_attention_structure: tree}"])
     with pytest.raises(ConfigError, match="pointer_offsets must be a whole number >= 0"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: -1}"])
+    with pytest.raises(ConfigError, match="pointer_keys needs a pointer term"):
+        parse_args([CONFIG, "model_overrides={pointer_keys: true}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
         parse_args([CONFIG, "dataset=scan_simple"])
 
@@ -224,7 +226,8 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     from hf_recogs.train.record import TRACK_WITH_STRUCTURE, structure_track
 
     out = tmp_path / "out"
-    model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4})
+    model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
+                        "pointer_keys": True})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -237,10 +240,11 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
         "hard", 1, [0])
     assert structure["unparsed_inputs"] == {"train": 0, "gen": 0}
     assert structure["cross_attention_structure"] == "pointer" and structure["pointer_offsets"] == 4
+    assert structure["pointer_keys"] is True
     assert res["train"]["global_step"] == 3 and res["splits"]["gen"]["n"] == 6
     card = (out / "seed_3" / "README.md").read_text()
     assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
-    assert "clipped to ±4 (`pointer_offsets`)" in card
+    assert "clipped to ±4 (`pointer_offsets`)" in card and "added to the keys (`pointer_keys`)" in card
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -384,3 +388,93 @@ def test_a_saved_pointer_model_reloads_with_its_position_tokens(pointer_tok, tmp
     batch, labels = _pointer_batch(pointer_tok)
     with torch.no_grad():
         assert torch.equal(loaded(**batch, labels=labels).logits, model(**batch, labels=labels).logits)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pointer_keys: the pointer terms also depend on what the decoder token asks (Shaw et al.'s relation keys)
+
+
+def test_pointer_keys_term_by_hand():
+    """Head h of decoder token t adds q[h, t] · a[label(t, s), h] · scaling to source token s's logit."""
+    from hf_recogs.models.modeling_structure_transformer import PointerKeys
+
+    torch.manual_seed(0)
+    keys = PointerKeys(layers=2, labels=3, d_model=4)  # 2 heads of 2 dimensions
+    with torch.no_grad():
+        keys.weight.normal_()
+    query = torch.randn(1, 2, 2, 2)  # (batch, heads, tgt, head_dim)
+    labels = torch.tensor([[[0, 2, 1], [1, 1, 0]]])  # (batch, tgt, src)
+    term = keys(1, query, labels, scaling=0.5)
+    for h in range(2):
+        for t in range(2):
+            for s in range(3):
+                a = keys.weight[1, labels[0, t, s], 2 * h:2 * h + 2]
+                assert torch.isclose(term[0, h, t, s], (query[0, h, t] * a).sum() * 0.5, atol=1e-6)
+
+
+def test_fresh_pointer_keys_change_nothing_and_trained_ones_decode_as_they_train(pointer_tok, tmp_path):
+    """Zero keys give the logits of the same model without them; random keys change the logits, decoding
+    with a cache sees what teacher forcing sees, and the model reloads with them."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    options = {"encoder_structure": "hard", "cross_attention_structure": "pointer", "pointer_offsets": 3}
+    plain = tiny(pointer_tok, **options)
+    keyed = tiny(pointer_tok, **options, pointer_keys=True)
+    missing, unexpected = keyed.load_state_dict(plain.state_dict(), strict=False)
+    assert sorted(missing) == ["model.decoder.offset_keys.weight", "model.decoder.tree_keys.weight"]
+    assert not unexpected
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        assert torch.allclose(keyed(**batch, labels=labels).logits, plain(**batch, labels=labels).logits, atol=1e-6)
+        keyed.model.decoder.tree_keys.weight.normal_(0, 2.0)
+        keyed.model.decoder.offset_keys.weight.normal_(0, 2.0)
+        teacher = keyed(**batch, labels=labels).logits
+        assert not torch.allclose(teacher, plain(**batch, labels=labels).logits, atol=1e-3)
+    target = labels[:1]
+    forced = lambda _, prefix: [target[0, len(prefix) - 1].item()] if len(prefix) <= target.shape[1] else [0]
+    one = {k: v[:1] for k, v in batch.items()}
+    with torch.no_grad():
+        out = keyed.generate(**one, max_length=target.shape[1] + 1, prefix_allowed_tokens_fn=forced,
+                             output_logits=True, return_dict_in_generate=True)
+    assert torch.equal(out.sequences[0, 1:], target[0])
+    assert torch.allclose(torch.stack(out.logits, 1)[0], teacher[0], atol=1e-4)
+    keyed.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch, labels=labels).logits, teacher)
+
+
+def test_pointer_keys_are_added_to_the_keys_of_the_cross_attention(pointer_tok):
+    """The cross-attention weights are softmax(q · (k_s + a_label(s)) · scaling + the scalar terms): computed
+    here from the layer's own queries and keys (caught on their projections) and the labels of the pointer."""
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_keys=True,
+                 attn_implementation="eager")
+    decoder = model.model.decoder
+    with torch.no_grad():
+        decoder.tree_keys.weight.normal_(0, 2.0)
+        decoder.pointer_bias.weight.normal_(0, 1.0)
+    attn = decoder.layers[0].encoder_attn
+    caught = {}
+    hooks = [attn.q_proj.register_forward_hook(lambda m, i, o: caught.__setitem__("q", o)),
+             attn.k_proj.register_forward_hook(lambda m, i, o: caught.__setitem__("k", o))]
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        out = model(**batch, labels=labels, output_attentions=True)
+    for hook in hooks:
+        hook.remove()
+    heads, head_dim = attn.num_heads, attn.head_dim
+    q = caught["q"].view(*caught["q"].shape[:2], heads, head_dim)  # (batch, tgt, heads, head_dim)
+    k = caught["k"].view(*caught["k"].shape[:2], heads, head_dim)
+    from hf_recogs.models.modeling_structure_transformer import pointer_positions
+
+    decoder_ids = torch.cat([torch.full((2, 1), model.config.decoder_start_token_id), labels[:, :-1]], 1)
+    pointer = pointer_positions(decoder_ids, model.position_of_token)
+    rel = decoder.pointer_labels(pointer, batch["relation_ids"], batch["attention_mask"])
+    a = decoder.tree_keys.weight[0].view(-1, heads, head_dim)  # (labels, heads, head_dim)
+    for b in range(2):
+        real = batch["attention_mask"][b].bool()
+        for h in range(heads):
+            keys = k[b, :, h][None] + a[rel[b], h]  # (tgt, src, head_dim): each pair's key plus its label's
+            logits = (q[b, :, h, None] * keys).sum(-1) * attn.scaling + decoder.pointer_bias.weight[0, h][rel[b]]
+            expected = logits[:, real].softmax(-1)
+            assert torch.allclose(out.cross_attentions[0][b, h][:, real], expected, atol=1e-5)

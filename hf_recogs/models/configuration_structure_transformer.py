@@ -69,6 +69,13 @@ class StructureTransformerConfig(BartConfig):
             its cross-attention logits (zero at initialisation). It reads no tree: only the output's own position
             tokens and the source order, so that "the word three to the right of the last one named" means the
             same at any sentence length. 0 (default): off.
+        pointer_keys: with a pointer term on: also a term that depends on the decoder token, as in Shaw et al.'s
+            (2018) relative attention: a learned vector per (decoder layer, label) is added to the key of every
+            source token with that label, so that head h adds ``q_h · a_label`` (scaled as its logits) to the
+            logit; zero at initialisation. A scalar per label tells every decoder token alike where to look; this
+            lets the token ask for what it is about to write (the pointed word itself before its lemma, one of
+            its dependents before an argument). Labels: the tree relations and/or the offsets, whichever terms are
+            on. ``False`` (default): the scalars only.
         pointer_token_ids: with ``"pointer"`` or ``pointer_offsets``: the id of the output token that names
             source position k is ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token).
             ``build_model`` reads them from the tokenizer (the tokens ``0``, ``1``, ...).
@@ -84,6 +91,7 @@ class StructureTransformerConfig(BartConfig):
     num_relations: int = len(TREE_RELATIONS)
     cross_attention_structure: str = "none"
     pointer_offsets: int = 0
+    pointer_keys: bool = False
     pointer_token_ids: list[int] | None = None
 
     def validate_architecture(self):
@@ -106,6 +114,9 @@ class StructureTransformerConfig(BartConfig):
                              f"got {self.cross_attention_structure!r}")
         if not isinstance(self.pointer_offsets, int) or self.pointer_offsets < 0:
             raise ValueError(f"pointer_offsets must be a whole number >= 0 (0: off), got {self.pointer_offsets!r}")
+        if self.pointer_keys and not self.reads_pointer():
+            raise ValueError("pointer_keys needs a pointer term: cross_attention_structure='pointer' and/or "
+                             "pointer_offsets > 0")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")

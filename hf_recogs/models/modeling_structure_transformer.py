@@ -32,6 +32,7 @@ from transformers.masking_utils import create_bidirectional_mask, create_causal_
 from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
 from transformers.models.bart.modeling_bart import (
     BartDecoder,
+    BartDecoderLayer,
     BartEncoder,
     BartPreTrainedModel,
     BartScaledWordEmbedding,
@@ -55,6 +56,56 @@ class StructureRelationBias(nn.Module):
     def forward(self, slot: int, relation_ids: torch.Tensor) -> torch.Tensor:
         # (heads, relations) indexed by (batch, len, len) labels -> (batch, heads, len, len)
         return self.weight[slot][:, relation_ids].permute(1, 0, 2, 3)
+
+
+class PointerKeys(nn.Module):
+    """The query-dependent pointer term (``pointer_keys``): one learned vector per (decoder layer, label), added
+    to the key of every source token with that label (Shaw et al. 2018), so that a head adds ``q · a_label``;
+    zero at initialisation."""
+
+    def __init__(self, layers: int, labels: int, d_model: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(layers, labels, d_model))
+
+    def forward(self, layer: int, query: torch.Tensor, labels: torch.Tensor, scaling: float) -> torch.Tensor:
+        # query (batch, heads, tgt, head_dim) · per-label key parts -> (batch, heads, tgt, labels), then each
+        # source token takes its label's column -> (batch, heads, tgt, src)
+        batch, heads, tgt, head_dim = query.shape
+        per_label = torch.einsum("bhtd,lhd->bhtl", query, self.weight[layer].view(-1, heads, head_dim).to(query.dtype))
+        index = labels[:, None].expand(batch, heads, tgt, labels.shape[-1])
+        return per_label.gather(-1, index) * scaling
+
+
+class StructureTransformerDecoderLayer(BartDecoderLayer):
+    """Bart's decoder layer, whose cross-attention mask can also take a term computed from the layer's own
+    cross-attention queries (``query_term``: queries (batch, heads, tgt, head_dim) -> additive term); a
+    ``pointer_keys`` model's layers only. Otherwise Bart's forward, step for step."""
+
+    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
+                cache=None, use_cache=True, query_term=None, **kwargs):
+        residual = hidden_states
+        hidden_states, _ = self.self_attn(hidden_states, cache=cache, attention_mask=attention_mask, **kwargs)
+        hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        hidden_states = self.self_attn_layer_norm(residual + hidden_states)
+
+        if encoder_hidden_states is not None:
+            residual = hidden_states
+            if query_term is not None:
+                # the attention computes these queries again; a (tgt, d_model) projection is cheap
+                attn = self.encoder_attn
+                query = attn.q_proj(hidden_states).view(*hidden_states.shape[:-1], -1, attn.head_dim).transpose(1, 2)
+                encoder_attention_mask = encoder_attention_mask + query_term(query, attn.scaling)
+            hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
+                                                 attention_mask=encoder_attention_mask, cache=cache, **kwargs)
+            hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+            hidden_states = self.encoder_attn_layer_norm(residual + hidden_states)
+
+        residual = hidden_states
+        hidden_states = self.activation_fn(self.fc1(hidden_states))
+        hidden_states = nn.functional.dropout(hidden_states, p=self.activation_dropout, training=self.training)
+        hidden_states = self.fc2(hidden_states)
+        hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        return self.final_layer_norm(residual + hidden_states)
 
 
 class StructureTransformerEncoder(BartEncoder):
@@ -151,6 +202,13 @@ class StructureTransformerDecoder(BartDecoder):
         self.max_offset = config.pointer_offsets
         # offsets -K..K, then one label for "nothing named"
         self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
+        self.tree_keys = self.offset_keys = None
+        if config.pointer_keys:
+            self.layers = nn.ModuleList([StructureTransformerDecoderLayer(config, layer_idx=i) for i in range(layers)])
+            if self.pointer_bias is not None:
+                self.tree_keys = PointerKeys(layers, len(POINTER_RELATIONS), config.d_model)
+            if self.offset_bias is not None:
+                self.offset_keys = PointerKeys(layers, 2 * self.max_offset + 2, config.d_model)
 
     @staticmethod
     def pointed(pointer, encoder_attention_mask, src_len: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -179,14 +237,17 @@ class StructureTransformerDecoder(BartDecoder):
         labels = offsets.clamp(-max_offset, max_offset) + max_offset
         return torch.where(inside[..., None], labels, 2 * max_offset + 1)
 
-    def cross_attention_masks(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int,
-                              dtype) -> list:
-        """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms,
-        and the dtype's minimum on padding keys."""
+    def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int) -> tuple:
+        """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off."""
         tree = (self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask)
                 if self.pointer_bias is not None else None)
         offsets = (self.offset_labels(pointer, encoder_attention_mask, src_len, self.max_offset)
                    if self.offset_bias is not None else None)
+        return tree, offsets
+
+    def cross_attention_masks(self, tree, offsets, encoder_attention_mask, dtype) -> list:
+        """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms,
+        and the dtype's minimum on padding keys."""
         masks = []
         for layer in range(len(self.layers)):
             terms = [bias(layer, labels) for bias, labels in ((self.pointer_bias, tree), (self.offset_bias, offsets))
@@ -196,6 +257,20 @@ class StructureTransformerDecoder(BartDecoder):
                 term = term.masked_fill(~encoder_attention_mask.bool()[:, None, None, :], torch.finfo(dtype).min)
             masks.append(term)
         return masks
+
+    def query_terms(self, tree, offsets) -> list:
+        """Per layer, the ``pointer_keys`` term as a function of that layer's cross-attention queries (None
+        without ``pointer_keys``)."""
+        if self.tree_keys is None and self.offset_keys is None:
+            return [None] * len(self.layers)
+
+        def term_of(layer):
+            def term(query, scaling):
+                parts = [keys(layer, query, labels, scaling) for keys, labels in
+                         ((self.tree_keys, tree), (self.offset_keys, offsets)) if keys is not None]
+                return sum(parts[1:], parts[0])
+            return term
+        return [term_of(layer) for layer in range(len(self.layers))]
 
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
@@ -222,22 +297,26 @@ class StructureTransformerDecoder(BartDecoder):
             cross_masks = [create_bidirectional_mask(config=self.config, inputs_embeds=inputs_embeds,
                                                      attention_mask=encoder_attention_mask,
                                                      encoder_hidden_states=encoder_hidden_states)] * len(self.layers)
+            query_terms = [None] * len(self.layers)
         else:
             if decoder_pointer is None or (self.pointer_bias is not None and source_relation_ids is None):
                 raise ValueError("a pointer model needs the decoder tokens' pointer (and, with "
                                  "cross_attention_structure='pointer', the encoder's relation_ids): call it with "
                                  "decoder_input_ids or labels, or generate()")
-            cross_masks = self.cross_attention_masks(decoder_pointer, source_relation_ids, encoder_attention_mask,
-                                                     encoder_hidden_states.shape[1], inputs_embeds.dtype)
+            tree, offsets = self.pointer_label_sets(decoder_pointer, source_relation_ids, encoder_attention_mask,
+                                                    encoder_hidden_states.shape[1])
+            cross_masks = self.cross_attention_masks(tree, offsets, encoder_attention_mask, inputs_embeds.dtype)
+            query_terms = self.query_terms(tree, offsets)
         positions = self.embed_positions(input_ids, cache_length, position_ids=position_ids).to(inputs_embeds.device)
         hidden_states = self.layernorm_embedding(inputs_embeds + positions)
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         for idx, decoder_layer in enumerate(self.layers):
             if self.training and self.layerdrop > 0.0 and torch.rand([]) < self.layerdrop:
                 continue  # LayerDrop, as Bart
+            extra = {"query_term": query_terms[idx]} if query_terms[idx] is not None else {}
             hidden_states = decoder_layer(hidden_states, causal_mask, encoder_hidden_states,
                                           encoder_attention_mask=cross_masks[idx], cache=cache, use_cache=use_cache,
-                                          **kwargs)
+                                          **extra, **kwargs)
         return BaseModelOutputWithPastAndCrossAttentions(last_hidden_state=hidden_states, cache=cache)
 
 
@@ -289,7 +368,7 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
 
     def _init_weights(self, module):
         super()._init_weights(module)
-        if isinstance(module, StructureRelationBias):
+        if isinstance(module, (StructureRelationBias, PointerKeys)):
             init.zeros_(module.weight)
         if module is self and self.position_of_token is not None:  # loading leaves buffers unset
             init.copy_(self.position_of_token, self.position_table())
@@ -324,5 +403,5 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         return inputs
 
 
-__all__ = ["StructureTransformerDecoder", "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration",
+__all__ = ["PointerKeys", "StructureTransformerDecoder", "StructureTransformerDecoderLayer", "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration",
            "StructureTransformerModel"]

@@ -132,6 +132,7 @@ def structure_settings(config) -> dict[str, Any]:
         "tree": "constituents (structure tokens)" if config.structure_tokens else "head words",
         "cross_attention_structure": pointer,
         "pointer_offsets": config.pointer_offsets,
+        "pointer_keys": bool(config.pointer_keys),
     }
 
 
