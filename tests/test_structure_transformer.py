@@ -425,7 +425,8 @@ def test_fresh_pointer_keys_change_nothing_and_trained_ones_decode_as_they_train
     assert not unexpected
     batch, labels = _pointer_batch(pointer_tok)
     with torch.no_grad():
-        assert torch.allclose(keyed(**batch, labels=labels).logits, plain(**batch, labels=labels).logits, atol=1e-6)
+        fresh = keyed(**batch, labels=labels).logits
+        assert torch.allclose(fresh, plain(**batch, labels=labels).logits, atol=1e-6)
         keyed.model.decoder.tree_keys.weight.normal_(0, 2.0)
         keyed.model.decoder.offset_keys.weight.normal_(0, 2.0)
         teacher = keyed(**batch, labels=labels).logits
@@ -475,6 +476,7 @@ def test_pointer_keys_are_added_to_the_keys_of_the_cross_attention(pointer_tok):
         real = batch["attention_mask"][b].bool()
         for h in range(heads):
             keys = k[b, :, h][None] + a[rel[b], h]  # (tgt, src, head_dim): each pair's key plus its label's
-            logits = (q[b, :, h, None] * keys).sum(-1) * attn.scaling + decoder.pointer_bias.weight[0, h][rel[b]]
+            scalars = decoder.pointer_bias.weight[0, h][rel[b]]
+            logits = (q[b, :, h, None] * keys).sum(-1) * attn.scaling + scalars
             expected = logits[:, real].softmax(-1)
             assert torch.allclose(out.cross_attentions[0][b, h][:, real], expected, atol=1e-5)

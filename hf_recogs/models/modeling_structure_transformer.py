@@ -8,7 +8,8 @@ sentence (never from the gold output). The encoder reads it; the decoder, its cr
 layer are Bart's, unless the model points: with ``cross_attention_structure="pointer"`` each decoder token's
 cross-attention also gets a learned term per tree relation between every source token and the source word the
 output named last by its position, with ``pointer_offsets`` one per offset of the source token from that word
-(``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing).
+(``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
+``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
 ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps
 after that read the encoder's outputs, and only a tree-pointer model reads ``relation_ids`` again.
 
@@ -71,7 +72,8 @@ class PointerKeys(nn.Module):
         # query (batch, heads, tgt, head_dim) · per-label key parts -> (batch, heads, tgt, labels), then each
         # source token takes its label's column -> (batch, heads, tgt, src)
         batch, heads, tgt, head_dim = query.shape
-        per_label = torch.einsum("bhtd,lhd->bhtl", query, self.weight[layer].view(-1, heads, head_dim).to(query.dtype))
+        key_parts = self.weight[layer].view(-1, heads, head_dim).to(query.dtype)  # (labels, heads, head_dim)
+        per_label = torch.einsum("bhtd,lhd->bhtl", query, key_parts)
         index = labels[:, None].expand(batch, heads, tgt, labels.shape[-1])
         return per_label.gather(-1, index) * scaling
 
@@ -403,5 +405,5 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         return inputs
 
 
-__all__ = ["PointerKeys", "StructureTransformerDecoder", "StructureTransformerDecoderLayer", "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration",
-           "StructureTransformerModel"]
+__all__ = ["PointerKeys", "StructureTransformerDecoder", "StructureTransformerDecoderLayer",
+           "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration", "StructureTransformerModel"]

@@ -129,9 +129,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     offsets = (structure or {}).get("pointer_offsets")
     offsets_note = (f" The decoder's cross-attention read each source word's offset from the word the output last "
                     f"named by its position, clipped to ±{offsets} (`pointer_offsets`)." if offsets else "")
-    if (structure or {}).get("pointer_keys"):
-        offsets_note += (" Its pointer terms also depended on the decoder token: a learned vector per label added to "
-                         "the keys (`pointer_keys`).")
+    keys_note = (" Its pointer terms also depended on the decoder token: a learned vector per label added to the "
+                 "keys (`pointer_keys`)." if (structure or {}).get("pointer_keys") else "")
+    offsets_note += keys_note
     if not structure or structure.get("track") != "with input structure":
         return f"\n\nTrack: without input structure.{offsets_note}" if offsets_note else ""
     unparsed = ", ".join(f"{n} in {split}" for split, n in structure.get("unparsed_inputs", {}).items())
