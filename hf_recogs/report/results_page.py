@@ -156,6 +156,11 @@ METRIC = {"cogs_transformer_fast": "exact_match"}
 # The README's headline table: (run, key, benchmark and split, model).
 HEADLINE = (
     ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
+    ("recogs_pos_structure_pointer_transformer_fast", "gen", "ReCOGS_pos, gen",
+     "the same + input structure (tree mask, pointer terms)"),
+    ("recogs_pos_transformer_fast", "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion", "Transformer (fast recipe)"),
+    ("recogs_pos_structure_pointer_transformer_fast", "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion",
+     "the same + input structure (tree mask, pointer terms)"),
     ("cogs_transformer_fast", "gen", "COGS, gen (exact match)", "Transformer (fast recipe)"),
     ("scan_simple_lstm", "test", "SCAN simple, test", "LSTM"),
     ("scan_length_lstm", "test", "SCAN length, test", "LSTM"),
