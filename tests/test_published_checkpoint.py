@@ -14,7 +14,7 @@ import json
 import random
 
 import pytest
-from conftest import ROOT
+from conftest import HAVE_MIRROR, ROOT
 
 CHECKPOINTS = sorted(p.parent for p in (ROOT / "results").glob("*/seed_*/model.safetensors"))
 SAMPLE_ROWS = 300
@@ -82,23 +82,12 @@ def _replay_classifier(folder, results: dict, bf16: bool) -> None:
 
 
 def _replay_seq2seq(folder, results: dict, bf16: bool) -> None:
-    import torch
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
     from hf_recogs.scoring import score_rows
-    from hf_recogs.train.decode import decode
 
     _, stored = _predictions(folder)
     rows = _sample(stored, SAMPLE_ROWS)
     assert len({r["category"] for r in rows}) == len({r["category"] for r in stored})
-
-    import hf_recogs.models  # noqa: F401 - registers the custom LSTM with the Auto classes, as the card says
-
-    torch.manual_seed(0)
-    model = AutoModelForSeq2SeqLM.from_pretrained(folder)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    max_length = results["hyperparameters"]["generation_max_length"]
-    predictions = decode(model, tokenizer, [r["input"] for r in rows], max_length, bf16=bf16)
+    predictions = _decoded_again(folder, results, rows, bf16)
     scored = score_rows(predictions, [r["gold"] for r in rows], [r["category"] for r in rows], results["metric"],
                         inputs=[r["input"] for r in rows])
 
@@ -107,6 +96,28 @@ def _replay_seq2seq(folder, results: dict, bf16: bool) -> None:
     assert verdicts == expected
     # the sample has both right and wrong rows, so the comparison means something
     assert 0 < sum(r["exact"] if r.get("sem") is None else r["sem"] for r in rows) < len(rows)
+
+
+def _decoded_again(folder, results: dict, rows: list[dict], bf16: bool) -> list[str]:
+    """Greedy predictions of the published model for ``rows``' inputs, as a user gets them: plain Auto loading,
+    and for a structure_transformer the inputs laid out with their trees (``SourceLayout.for_model``)."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    import hf_recogs.models  # noqa: F401 - registers the custom models with the Auto classes, as the cards say
+    from hf_recogs.train.data import SourceLayout
+    from hf_recogs.train.decode import decode
+
+    torch.manual_seed(0)
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    encode = None
+    if model.config.model_type == "hf_recogs_structure_transformer":
+        if not HAVE_MIRROR:
+            pytest.skip("a structure model's parser learns its verb classes from ReCOGS_pos train: needs the mirror")
+        encode = SourceLayout.for_model(model, tokenizer).batch
+    max_length = results["hyperparameters"]["generation_max_length"]
+    return decode(model, tokenizer, [r["input"] for r in rows], max_length, bf16=bf16, encode=encode)
 
 
 @pytest.mark.parametrize("folder", CHECKPOINTS, ids=[f"{p.parent.name}/{p.name}" for p in CHECKPOINTS])
@@ -208,3 +219,34 @@ def test_a_published_classifier_replays_its_stored_probabilities(tmp_path):
     save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
     with pytest.raises(AssertionError):
         _replay_classifier(folder, results, results["mixed_precision"] == "bf16")
+
+
+@pytest.mark.mirror
+def test_a_published_structure_model_decodes_as_its_run_did(tmp_path, mirror):
+    """A structure_transformer (tree mask, both pointer terms, keys) trained here, published with its checkpoint
+    and loaded as a user loads it: its inputs laid out by ``SourceLayout.for_model`` give the predictions its run
+    stored; without the layout (no relation_ids) the model refuses to run."""
+    from test_structure_transformer import CONFIG, TINY
+
+    from hf_recogs.publish.results_folder import publish
+    from hf_recogs.train import main
+
+    model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
+                        "pointer_keys": True})
+    assert main([CONFIG, f"output_dir={tmp_path / 'out'}", "seeds=[3]", "max_train_samples=48", "max_steps=3",
+                 "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]", "max_eval_samples=6",
+                 "generation_max_length=12", "source_check=false", "cpu_threads=1",
+                 f"model_overrides={model}"]) == 0
+    publish(tmp_path / "out", tmp_path / "results" / "tiny", checkpoint="3")
+    folder = tmp_path / "results" / "tiny" / "seed_3"
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    _, stored = _predictions(folder)
+    bf16 = results["mixed_precision"] == "bf16"
+    assert _decoded_again(folder, results, stored, bf16) == [r["prediction"] for r in stored]
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from hf_recogs.train.decode import decode
+
+    with pytest.raises(ValueError, match="needs relation_ids"):
+        decode(AutoModelForSeq2SeqLM.from_pretrained(folder), AutoTokenizer.from_pretrained(folder),
+               [stored[0]["input"]], 12)

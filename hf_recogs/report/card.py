@@ -143,8 +143,8 @@ def _structure_track_note(results: dict[str, Any]) -> str:
             f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "
             f"{structure.get('of_heads')} heads in encoder layers {structure.get('structure_layers')}, over the "
             f"{structure.get('tree')}.{pointer}{offsets_note} Inputs without a parse: {unparsed or 'not counted'}. To decode, "
-            "lay the inputs out with `hf_recogs.train.data.SourceLayout` (it adds the `relation_ids` the model "
-            "needs).")
+            "lay the inputs out with `hf_recogs.train.data.SourceLayout.for_model(model, tokenizer).batch(sentences)` "
+            "(it adds the `relation_ids` the model needs) and pass them to `model.generate`.")
 
 
 # The card's reproduce command names the seed itself and leaves out what only says how one machine ran it.

@@ -315,6 +315,11 @@ def source_parser(exp: ExperimentArguments):
     """(text -> constituency ``Structure``, the marker words of its head-word projection, the parser's name) for
     the run's inputs; raises ``StructureError`` for a sentence it cannot parse. Only the COGS grammar for now."""
     check_structure_family(exp.dataset, "structure_transformer")
+    return cogs_source_parser()
+
+
+def cogs_source_parser():
+    """``source_parser`` for COGS-grammar sentences: our parser, with the verb classes of ReCOGS_pos train."""
     from ..structure import cogs_default_lexicon, cogs_parse_sentence
 
     lexicon = cogs_default_lexicon()
@@ -366,6 +371,15 @@ class SourceLayout:
                                      self.markers)
         self._cache[text] = encoded = (self.tokenizer.convert_tokens_to_ids(tokens), heads)
         return encoded
+
+    @classmethod
+    def for_model(cls, model, tokenizer) -> SourceLayout:
+        """The layout a trained structure_transformer reads COGS-grammar sentences with, as its run did: our
+        parser (its verb classes come from ReCOGS_pos train, so that dataset must be loadable: mirror, cache or
+        network), the model's structure tokens, inputs cut at its longest position."""
+        parse, markers, name = cogs_source_parser()
+        return cls(tokenizer, parse, markers, model.config.structure_tokens,
+                   max_length=model.config.max_position_embeddings, parser_name=name)
 
     def count_unparsed(self, texts) -> int:
         """How many of ``texts`` (each laid out before) had no parse."""
