@@ -227,9 +227,11 @@ def test_a_published_structure_model_decodes_as_its_run_did(tmp_path, mirror):
     and loaded as a user loads it: its inputs laid out by ``SourceLayout.for_model`` give the predictions its run
     stored; without the layout (no relation_ids) the model refuses to run."""
     from test_structure_transformer import CONFIG, TINY
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     from hf_recogs.publish.results_folder import publish
     from hf_recogs.train import main
+    from hf_recogs.train.decode import decode
 
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
                         "pointer_keys": True})
@@ -243,10 +245,6 @@ def test_a_published_structure_model_decodes_as_its_run_did(tmp_path, mirror):
     _, stored = _predictions(folder)
     bf16 = results["mixed_precision"] == "bf16"
     assert _decoded_again(folder, results, stored, bf16) == [r["prediction"] for r in stored]
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    from hf_recogs.train.decode import decode
-
     with pytest.raises(ValueError, match="needs relation_ids"):
         decode(AutoModelForSeq2SeqLM.from_pretrained(folder), AutoTokenizer.from_pretrained(folder),
                [stored[0]["input"]], 12)
