@@ -346,6 +346,17 @@ def test_offset_labels_by_hand_and_the_offset_term_reaches_exactly_those_keys(po
     assert (cross[:, 10, 2:8] < 1e-6).all() and (cross[:, 10, :2] > 1e-3).all()
 
 
+def _forced_decoding(model, batch, target):
+    """The first row forced through ``target`` token by token with a cache, as generate decodes: (the decoded
+    sequence without its start token, the step logits stacked (target_len, vocab))."""
+    forced = lambda _, prefix: [target[0, len(prefix) - 1].item()] if len(prefix) <= target.shape[1] else [0]
+    one = {k: v[:1] for k, v in batch.items()}
+    with torch.no_grad():
+        out = model.generate(**one, max_length=target.shape[1] + 1, prefix_allowed_tokens_fn=forced,
+                             output_logits=True, return_dict_in_generate=True)
+    return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
+
+
 def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix."""
@@ -356,14 +367,12 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok):
         model.model.encoder.relation_bias.weight.normal_(0, 1.0)
     batch, labels = _pointer_batch(pointer_tok)
     target = labels[:1]
-    forced = lambda _, prefix: [target[0, len(prefix) - 1].item()] if len(prefix) <= target.shape[1] else [0]
     one = {k: v[:1] for k, v in batch.items()}
+    sequence, logits = _forced_decoding(model, batch, target)
     with torch.no_grad():
-        out = model.generate(**one, max_length=target.shape[1] + 1, prefix_allowed_tokens_fn=forced,
-                             output_logits=True, return_dict_in_generate=True)
-        assert torch.equal(out.sequences[0, 1:], target[0])
+        assert torch.equal(sequence, target[0])
         teacher = model(**one, labels=target).logits[0]
-        assert torch.allclose(torch.stack(out.logits, 1)[0], teacher, atol=1e-4)
+        assert torch.allclose(logits, teacher, atol=1e-4)
         # each term changes what the model predicts: without it the logits differ
         for bias in (model.model.decoder.pointer_bias, model.model.decoder.offset_bias):
             kept = bias.weight.clone()
@@ -431,14 +440,9 @@ def test_fresh_pointer_keys_change_nothing_and_trained_ones_decode_as_they_train
         keyed.model.decoder.offset_keys.weight.normal_(0, 2.0)
         teacher = keyed(**batch, labels=labels).logits
         assert not torch.allclose(teacher, plain(**batch, labels=labels).logits, atol=1e-3)
-    target = labels[:1]
-    forced = lambda _, prefix: [target[0, len(prefix) - 1].item()] if len(prefix) <= target.shape[1] else [0]
-    one = {k: v[:1] for k, v in batch.items()}
-    with torch.no_grad():
-        out = keyed.generate(**one, max_length=target.shape[1] + 1, prefix_allowed_tokens_fn=forced,
-                             output_logits=True, return_dict_in_generate=True)
-    assert torch.equal(out.sequences[0, 1:], target[0])
-    assert torch.allclose(torch.stack(out.logits, 1)[0], teacher[0], atol=1e-4)
+    sequence, logits = _forced_decoding(keyed, batch, labels[:1])
+    assert torch.equal(sequence, labels[0])
+    assert torch.allclose(logits, teacher[0], atol=1e-4)
     keyed.save_pretrained(tmp_path)
     loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
     with torch.no_grad():
