@@ -153,6 +153,15 @@ def test_relation_ids_of_a_sentence_are_its_tree_by_hand(tok, mirror):
     assert torch.equal(odd, torch.eye(4, dtype=torch.long) * R["self"]) and layout.count_unparsed(["gave gave gave"])
 
 
+def test_a_layout_for_a_model_without_structure_is_refused(tok):
+    from hf_recogs.models import build_model
+    from hf_recogs.train.data import SourceLayout
+
+    plain = build_model("transformer", tok, max_positions=32, **TINY)
+    with pytest.raises(ValueError, match="needs a structure_transformer.*tokenizer alone"):
+        SourceLayout.for_model(plain, tok)
+
+
 def test_a_saved_model_reloads_through_the_auto_classes(tok, tmp_path):
     from transformers import AutoModelForSeq2SeqLM
 

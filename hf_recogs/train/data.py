@@ -377,6 +377,11 @@ class SourceLayout:
         """The layout a trained structure_transformer reads COGS-grammar sentences with, as its run did: our
         parser (its verb classes come from ReCOGS_pos train, so that dataset must be loadable: mirror, cache or
         network), the model's structure tokens, inputs cut at its longest position."""
+        from ..models import StructureTransformerConfig
+
+        if not isinstance(model.config, StructureTransformerConfig):
+            raise ValueError(f"SourceLayout.for_model needs a structure_transformer, got a "
+                             f"{model.config.model_type!r} model: decode it with its tokenizer alone")
         parse, markers, name = cogs_source_parser()
         return cls(tokenizer, parse, markers, model.config.structure_tokens,
                    max_length=model.config.max_position_embeddings, parser_name=name)
