@@ -224,6 +224,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={pointer_offsets: -1}"])
     with pytest.raises(ConfigError, match="pointer_keys needs a pointer term"):
         parse_args([CONFIG, "model_overrides={pointer_keys: true}"])
+    with pytest.raises(ConfigError, match="pointer_sides splits the tree labels .* needs cross_attention_structure"):
+        parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_sides: true}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
         parse_args([CONFIG, "dataset=scan_simple"])
 
@@ -236,7 +238,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
 
     out = tmp_path / "out"
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
-                        "pointer_keys": True})
+                        "pointer_keys": True, "pointer_sides": True})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -249,11 +251,12 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
         "hard", 1, [0])
     assert structure["unparsed_inputs"] == {"train": 0, "gen": 0}
     assert structure["cross_attention_structure"] == "pointer" and structure["pointer_offsets"] == 4
-    assert structure["pointer_keys"] is True
+    assert structure["pointer_keys"] is True and structure["pointer_sides"] is True
     assert res["train"]["global_step"] == 3 and res["splits"]["gen"]["n"] == 6
     card = (out / "seed_3" / "README.md").read_text()
     assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
     assert "clipped to ±4 (`pointer_offsets`)" in card and "added to the keys (`pointer_keys`)" in card
+    assert "on which side of that word a source word stands (`pointer_sides`)" in card
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -325,6 +328,39 @@ def test_the_pointer_term_reaches_exactly_the_related_source_words(pointer_tok):
     assert (cross[:, :3, dependents] > 1e-3).all()  # nothing named yet
     assert (cross[:, 10:15, dependents] > 1e-3).all()  # pointing at Emma, whose relation to them is not this
     assert torch.allclose(cross.sum(-1)[:, :17], torch.ones(2, 17))
+
+
+def test_pointer_sides_label_each_relation_by_its_side_of_the_pointed_word(pointer_tok):
+    """With ``pointer_sides`` the subject of ``gave`` (Emma, left) and its object and recipient (cake, Liam,
+    right) get different labels, by hand from the tree of ``by_hand``; a large negative term on
+    ``parent_to_child:right`` takes the cross-attention off cake and Liam and leaves Emma."""
+    from hf_recogs.models.configuration_structure_transformer import POINTER_RELATIONS_WITH_SIDES as S
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerDecoder
+
+    rel = by_hand()[None]
+    mask = torch.ones(1, 8, dtype=torch.long)
+    labels = StructureTransformerDecoder.pointer_labels(torch.tensor([[1, 3, -1]]), rel, mask, sides=True)
+    names = [[S[i] for i in row] for row in labels[0].tolist()]
+    # pointing at gave (1): Emma gave the cake to Liam . </s>
+    assert names[0] == ["parent_to_child", "self", "ancestor_to_descendant:right", "parent_to_child:right",
+                        "ancestor_to_descendant:right", "parent_to_child:right", "none", "none"]
+    # pointing at cake (3): gave is its head on the left, the its dependent on the left, Liam a sibling right
+    assert names[1] == ["sibling", "child_to_parent", "parent_to_child", "self", "none", "sibling:right", "none",
+                        "none"]
+    assert names[2] == ["no_pointer"] * 8
+    # without sides: the labels of POINTER_RELATIONS, the same relations with no side
+    plain = StructureTransformerDecoder.pointer_labels(torch.tensor([[1, 3, -1]]), rel, mask)
+    assert [[n.split(":")[0] for n in row] for row in names] == [[S[i] for i in row] for row in plain[0].tolist()]
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_sides=True, attn_implementation="eager")
+    assert model.model.decoder.pointer_bias.weight.shape[-1] == len(S)
+    with torch.no_grad():
+        model.model.decoder.pointer_bias.weight[:, :, S.index("parent_to_child:right")] = -1e4
+        batch, target = _pointer_batch(pointer_tok)
+        cross = model(**batch, labels=target, output_attentions=True).cross_attentions[0][0]
+    # decoder inputs 3..9 point at gave: cake (3) and Liam (5) lose the attention, Emma (0) keeps it
+    assert (cross[:, 3:10, [3, 5]] < 1e-6).all() and (cross[:, 3:10, 0] > 1e-3).all()
+    assert (cross[:, :3, [3, 5]] > 1e-3).all()  # nothing named yet
 
 
 def test_offset_labels_by_hand_and_the_offset_term_reaches_exactly_those_keys(pointer_tok):

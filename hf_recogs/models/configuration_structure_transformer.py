@@ -34,6 +34,11 @@ CROSS_ATTENTION_STRUCTURE = ("none", "pointer")
 # j to the source word that the output last named by its position (ReCOGS_pos `( 7 )`, COGS `x _ 7`), or
 # "no_pointer" while the output has named none (or named a position outside the source).
 POINTER_RELATIONS = (*TREE_RELATIONS, "no_pointer")
+# With ``pointer_sides``, a relation that can hold on either side of the pointed word keeps its label on the left
+# and takes "<relation>:right" on the right (the subject and the object of a verb are both its dependents).
+SIDED_RELATIONS = ("parent_to_child", "child_to_parent", "ancestor_to_descendant", "descendant_to_ancestor",
+                   "sibling")
+POINTER_RELATIONS_WITH_SIDES = (*POINTER_RELATIONS, *(f"{name}:right" for name in SIDED_RELATIONS))
 
 
 @strict
@@ -76,6 +81,10 @@ class StructureTransformerConfig(BartConfig):
             lets the token ask for what it is about to write (the pointed word itself before its lemma, one of
             its dependents before an argument). Labels: the tree relations and/or the offsets, whichever terms are
             on. ``False`` (default): the scalars only.
+        pointer_sides: with ``"pointer"``: the tree labels also say on which side of the pointed word a source
+            token stands (``POINTER_RELATIONS_WITH_SIDES``): a verb's subject is a dependent on its left, its
+            object one on its right, at any distance, where offsets only see a window. ``False`` (default): one
+            label per relation.
         pointer_token_ids: with ``"pointer"`` or ``pointer_offsets``: the id of the output token that names
             source position k is ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token).
             ``build_model`` reads them from the tokenizer (the tokens ``0``, ``1``, ...).
@@ -92,6 +101,7 @@ class StructureTransformerConfig(BartConfig):
     cross_attention_structure: str = "none"
     pointer_offsets: int = 0
     pointer_keys: bool = False
+    pointer_sides: bool = False
     pointer_token_ids: list[int] | None = None
 
     def validate_architecture(self):
@@ -117,6 +127,9 @@ class StructureTransformerConfig(BartConfig):
         if self.pointer_keys and not self.reads_pointer():
             raise ValueError("pointer_keys needs a pointer term: cross_attention_structure='pointer' and/or "
                              "pointer_offsets > 0")
+        if self.pointer_sides and self.cross_attention_structure != "pointer":
+            raise ValueError("pointer_sides splits the tree labels of the pointer term: it needs "
+                             "cross_attention_structure='pointer'")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")
@@ -136,10 +149,14 @@ class StructureTransformerConfig(BartConfig):
         """Whether the decoder's cross-attention reads the position the output named last (tree or offsets)."""
         return self.cross_attention_structure == "pointer" or self.pointer_offsets > 0
 
+    def pointer_tree_labels(self) -> tuple[str, ...]:
+        """The labels of the tree pointer term (``cross_attention_structure="pointer"``)."""
+        return POINTER_RELATIONS_WITH_SIDES if self.pointer_sides else POINTER_RELATIONS
+
     def hard_relation_names(self) -> list[str]:
         names = DEFAULT_HARD_RELATIONS if self.hard_relations is None else self.hard_relations
         return sorted({"self", *names}, key=TREE_RELATIONS.index)
 
 
 __all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_RELATIONS",
-           "TREE_RELATIONS", "StructureTransformerConfig"]
+           "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS", "TREE_RELATIONS", "StructureTransformerConfig"]

@@ -7,7 +7,8 @@ into ``TREE_RELATIONS``) of every encoder token pair, written by the data collat
 sentence (never from the gold output). The encoder reads it; the decoder, its cross-attention and the output
 layer are Bart's, unless the model points: with ``cross_attention_structure="pointer"`` each decoder token's
 cross-attention also gets a learned term per tree relation between every source token and the source word the
-output named last by its position, with ``pointer_offsets`` one per offset of the source token from that word
+output named last by its position (with ``pointer_sides`` also by its side of that word), with
+``pointer_offsets`` one per offset of the source token from that word
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
 ``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
 ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps
@@ -41,9 +42,18 @@ from transformers.models.bart.modeling_bart import (
 )
 from transformers.utils.output_capturing import capture_outputs
 
-from .configuration_structure_transformer import POINTER_RELATIONS, TREE_RELATIONS, StructureTransformerConfig
+from .configuration_structure_transformer import (
+    POINTER_RELATIONS,
+    POINTER_RELATIONS_WITH_SIDES,
+    SIDED_RELATIONS,
+    TREE_RELATIONS,
+    StructureTransformerConfig,
+)
 
 NO_POINTER = POINTER_RELATIONS.index("no_pointer")
+# label -> its label right of the pointed word (``pointer_sides``); the labels without a side map to themselves
+RIGHT_OF_POINTER = torch.tensor([POINTER_RELATIONS_WITH_SIDES.index(f"{name}:right") if name in SIDED_RELATIONS
+                                 else i for i, name in enumerate(POINTER_RELATIONS)])
 
 
 class StructureRelationBias(nn.Module):
@@ -194,12 +204,15 @@ def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.
 class StructureTransformerDecoder(BartDecoder):
     """Bart's decoder; a pointer model's cross-attention masks carry learned terms per head for each source token:
     its tree relation to the word the output named last (``cross_attention_structure="pointer"``, labels of
-    ``POINTER_RELATIONS``) and/or its offset from that word (``pointer_offsets``)."""
+    ``POINTER_RELATIONS``, or with ``pointer_sides`` of ``POINTER_RELATIONS_WITH_SIDES``) and/or its offset from
+    that word (``pointer_offsets``)."""
 
     def __init__(self, config: StructureTransformerConfig):
         super().__init__(config)
         layers, heads = config.decoder_layers, config.decoder_attention_heads
-        self.pointer_bias = (StructureRelationBias(layers, heads, len(POINTER_RELATIONS))
+        self.pointer_sides = config.pointer_sides
+        tree_labels = len(config.pointer_tree_labels())
+        self.pointer_bias = (StructureRelationBias(layers, heads, tree_labels)
                              if config.cross_attention_structure == "pointer" else None)
         self.max_offset = config.pointer_offsets
         # offsets -K..K, then one label for "nothing named"
@@ -208,7 +221,7 @@ class StructureTransformerDecoder(BartDecoder):
         if config.pointer_keys:
             self.layers = nn.ModuleList([StructureTransformerDecoderLayer(config, layer_idx=i) for i in range(layers)])
             if self.pointer_bias is not None:
-                self.tree_keys = PointerKeys(layers, len(POINTER_RELATIONS), config.d_model)
+                self.tree_keys = PointerKeys(layers, tree_labels, config.d_model)
             if self.offset_bias is not None:
                 self.offset_keys = PointerKeys(layers, 2 * self.max_offset + 2, config.d_model)
 
@@ -222,12 +235,17 @@ class StructureTransformerDecoder(BartDecoder):
         return inside, at
 
     @classmethod
-    def pointer_labels(cls, pointer, source_relation_ids, encoder_attention_mask) -> torch.Tensor:
+    def pointer_labels(cls, pointer, source_relation_ids, encoder_attention_mask, sides: bool = False) -> torch.Tensor:
         """(batch, tgt_len, src_len) labels: the relation of each source token to the pointed source word,
-        ``no_pointer`` where nothing (or padding, or a position past the source) is pointed at."""
+        ``no_pointer`` where nothing (or padding, or a position past the source) is pointed at; with ``sides``,
+        the labels of ``POINTER_RELATIONS_WITH_SIDES`` (a sided relation right of the pointed word gets its
+        ``:right`` label)."""
         src_len = source_relation_ids.shape[-1]
         inside, at = cls.pointed(pointer, encoder_attention_mask, src_len)
         rows = source_relation_ids.long().gather(1, at[..., None].expand(-1, -1, src_len))
+        if sides:
+            right = torch.arange(src_len, device=rows.device) > at[..., None]
+            rows = torch.where(right, RIGHT_OF_POINTER.to(rows.device)[rows], rows)
         return torch.where(inside[..., None], rows, NO_POINTER)
 
     @classmethod
@@ -241,7 +259,7 @@ class StructureTransformerDecoder(BartDecoder):
 
     def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int) -> tuple:
         """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off."""
-        tree = (self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask)
+        tree = (self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask, self.pointer_sides)
                 if self.pointer_bias is not None else None)
         offsets = (self.offset_labels(pointer, encoder_attention_mask, src_len, self.max_offset)
                    if self.offset_bias is not None else None)

@@ -138,6 +138,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     pointer = (" The decoder's cross-attention also read the tree: a learned term per relation between each "
                "source word and the one the output last named by its position (`cross_attention_structure: "
                "pointer`)." if structure.get("cross_attention_structure") == "pointer" else "")
+    if pointer and structure.get("pointer_sides"):
+        pointer += (" Its tree labels also said on which side of that word a source word stands "
+                    "(`pointer_sides`).")
     return (f"\n\nTrack: **with input structure**. The encoder read the parse tree of every input from hf_recogs' "
             f"own parser (`{structure.get('parser')}`, which reads the sentence alone, never the gold output): "
             f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "

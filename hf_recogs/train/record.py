@@ -133,6 +133,7 @@ def structure_settings(config) -> dict[str, Any]:
         "cross_attention_structure": pointer,
         "pointer_offsets": config.pointer_offsets,
         "pointer_keys": bool(config.pointer_keys),
+        "pointer_sides": bool(config.pointer_sides),
     }
 
 
