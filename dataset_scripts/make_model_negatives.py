@@ -647,7 +647,7 @@ def write_shipment(config: str, work: Path, out: Path | None = None) -> Path:
     for name, gen in plan["generators"].items():
         meta_path = work / "candidates" / f"{name}.json"
         decoding = read_json(meta_path) if meta_path.is_file() else None
-        gens[name] = {**gen, "decoding": decoding}
+        gens[name] = {**gen, "trained": trained_as(generator_dir(work, name, gen["seed"])), "decoding": decoding}
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no")
     write_json(out / "manifest.json", {
@@ -660,6 +660,18 @@ def write_shipment(config: str, work: Path, out: Path | None = None) -> Path:
     })
     print(f"ship: wrote {len(files)} files and manifest.json to {out}")
     return out
+
+
+def trained_as(seed_dir: Path) -> dict | None:
+    """What a generator's training really ran, from its run record: the commit, the command (``command`` in the
+    plan is the one this code would give now) and the steps."""
+    path = seed_dir / "results.json"
+    if not path.is_file():
+        return None
+    record = read_json(path)
+    env = record.get("environment", {})
+    return {"commit": env.get("git_commit"), "dirty": env.get("git_dirty"), "command": record.get("command"),
+            "steps": record.get("train", {}).get("global_step"), "runtime_s": record.get("train", {}).get("runtime_s")}
 
 
 def read_shipment(folder: Path) -> tuple[dict, dict[str, list[dict]]]:

@@ -222,6 +222,22 @@ def _rewrite(folder, split, edit):
     mmn.write_json(folder / "manifest.json", manifest)
 
 
+def test_the_manifest_says_how_each_generator_was_really_trained(built, tmp_path):
+    """The plan's command is the one the building code would give; what ran is in the generator's run record
+    (another commit, extra overrides), and the manifest carries that."""
+    work, plan, _ = built
+    gen = plan["generators"]["lstm-gen_A"]
+    record = {"command": "accelerate launch train.py configs/recogs_pos_lstm.yaml save_steps=250",
+              "environment": {"git_commit": "1979fb1" + "0" * 33, "git_dirty": False},
+              "train": {"global_step": 3300, "runtime_s": 4800.5}}
+    mmn.write_json(mmn.generator_dir(work, "lstm-gen_A", gen["seed"]) / "results.json", record)
+    manifest = mmn.read_json(mmn.write_shipment(CONFIG, work, tmp_path / "with_record") / "manifest.json")
+    assert manifest["generators"]["lstm-gen_A"]["trained"] == {
+        "commit": "1979fb1" + "0" * 33, "dirty": False, "command": record["command"], "steps": 3300,
+        "runtime_s": 4800.5}
+    assert manifest["generators"]["lstm-gen_B"]["trained"] is None  # no record: not trained here
+
+
 def test_verify_flags_a_generator_that_decoded_its_training_row(built):
     _, _, folder = built
     manifest = mmn.read_json(folder / "manifest.json")
