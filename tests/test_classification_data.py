@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 
+import numpy as np
 import pytest
 
 import hf_recogs
@@ -68,7 +69,7 @@ def test_configs_are_declared_as_classification_data():
         assert cfg.category_groups is src.category_groups
         assert cfg.splits[:2] == ("train", "train_holdout") and set(cfg.splits) - {"train_holdout"} == set(src.splits)
         assert [p.name for p in cfg.params] == ["negatives", "seed", "per_row"]
-        shipped = name == "cfq_mcd1_cls"  # the one config with model negatives in the package so far
+        shipped = name in ("cfq_mcd1_cls", "recogs_pos_cls")  # the configs with model negatives in the package
         assert cfg.resolve_params({}) == {"negatives": "model" if shipped else "random", "seed": 0, "per_row": 3}
     assert get_config("recogs_pos_cls").splits[-1] == "gen"
     from hf_recogs.builder import features
@@ -191,19 +192,22 @@ def test_sygns_pilot_filters_and_determinism():
 
 @pytest.mark.mirror
 def test_recogs_pos_cls_loads_and_every_row_keeps_the_filters(mirror, tmp_path):
-    loaded = hf_recogs.load_dataset("recogs_pos_cls", cache_dir=str(tmp_path / "c"))
+    loaded = hf_recogs.load_dataset("recogs_pos_cls", cache_dir=str(tmp_path / "c"))  # its default: model
     assert list(loaded) == ["train", "train_holdout", "validation", "test", "gen"]
     assert loaded["validation"].column_names == COLUMNS
-    source = get_config("recogs_pos")
-    positives = {}
+    cfg, source = get_config("recogs_pos_cls"), get_config("recogs_pos")
+    same = lambda a, b: sem_verdict(a, b) is not False  # noqa: E731
+    positives, negatives = {}, {}
     for split, ds in loaded.items():
         source_rows = list(source.rows(C._source_split(split)))
-        rows = ds.to_list()
-        groups = _check_split(rows, source_rows, split, lambda a, b: sem_verdict(a, b) is not False, C.sem_key)
-        positives[split] = len(groups)
-        assert Counter(len(n) for _, n in groups) == {3: len(groups)}  # collisions are rare: none ran short
+        groups = _check_split(ds.to_list(), source_rows, split, same, C.sem_key, kind="model")
+        positives[split], negatives[split] = len(groups), sum(len(n) for _, n in groups)
+        random = _check_split(list(cfg.rows(split, negatives="random")), source_rows, split, same, C.sem_key)
+        assert Counter(len(n) for _, n in random) == {3: len(random)}  # collisions are rare: none ran short
     assert positives == {"train": 27227 - 27227 // 20, "train_holdout": 27227 // 20, "validation": 3000,
                          "test": 3000, "gen": 21000}
+    # the shipment's report (make_model_negatives.py report): no back-fill, so some rows keep fewer than 3
+    assert negatives == {"train": 77_043, "train_holdout": 4_079, "validation": 9_000, "test": 9_000, "gen": 62_212}
     per_category = defaultdict(int)
     for row in loaded["gen"]:
         per_category[row["category"]] += row["label"]
@@ -216,10 +220,16 @@ def test_recogs_pos_cls_through_the_bare_name_is_deterministic(mirror, tmp_path,
 
     monkeypatch.chdir(tmp_path)
     ds = datasets.load_dataset("hf_recogs", "recogs_pos_cls", split="validation", cache_dir=str(tmp_path / "c"))
-    assert ds.to_list() == list(get_config("recogs_pos_cls").rows("validation"))
-    again = hf_recogs.load_dataset("recogs_pos_cls", split="validation", seed=3, cache_dir=str(tmp_path / "d"))
-    assert again["candidate"] != ds["candidate"] and again.filter(lambda r: r["label"] == 1)["candidate"] == (
-        ds.filter(lambda r: r["label"] == 1)["candidate"])
+    as_stored = lambda score: None if score is None else float(np.float32(score))  # noqa: E731 (a float32 column)
+    assert ds.to_list() == [{**r, "negative_score": as_stored(r["negative_score"])}
+                            for r in get_config("recogs_pos_cls").rows("validation")]
+    assert {s.split(":")[0] for s in ds["negative_source"]} == {"", "model"}
+    random = hf_recogs.load_dataset("recogs_pos_cls", split="validation", negatives="random",
+                                    cache_dir=str(tmp_path / "d"))
+    again = hf_recogs.load_dataset("recogs_pos_cls", split="validation", negatives="random", seed=3,
+                                   cache_dir=str(tmp_path / "e"))
+    assert again["candidate"] != random["candidate"] and again.filter(lambda r: r["label"] == 1)["candidate"] == (
+        random.filter(lambda r: r["label"] == 1)["candidate"]) == ds.filter(lambda r: r["label"] == 1)["candidate"]
 
 
 @pytest.mark.mirror

@@ -193,7 +193,10 @@ def test_recogs_pos_cls_trains_with_its_structure(tmp_path, mirror):
     res = json.loads((tmp_path / "out" / "seed_3" / "results.json").read_text())
     assert set(res["splits"]) == {"train_holdout", "gen"} and res["metric"] == "classification"
     gen = res["splits"]["gen"]
-    assert gen["n"] == 60 and set(gen["per_negative_kind"]) == {"random"} and "structural" in gen["groups"]
+    # its default negatives are the shipped model ones: gen rows get the beams of the generators of the gen halves
+    assert gen["n"] == 60 and "structural" in gen["groups"]
+    assert set(gen["per_negative_kind"]) == {f"model:{arch}-gen_{half}" for arch in ("transformer_fast", "lstm")
+                                             for half in "AB"}
 
 
 @pytest.mark.mirror
@@ -212,7 +215,7 @@ def test_every_declared_annotator_resolves_and_never_fails_on_a_bad_candidate(mi
 @pytest.mark.mirror
 def test_readme_classification_command_through_the_launcher(tmp_path, mirror):
     """README's training command for the classification configs, through the launcher, on a small slice (the
-    shipped config trains 20k steps): the config file itself, with only sizes overridden."""
+    shipped config trains 10,000 steps): the config file itself, with only sizes overridden."""
     import os
     import subprocess
     import sys

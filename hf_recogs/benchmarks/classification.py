@@ -60,6 +60,7 @@ MODEL = "model"
 SHIPMENTS = Path(__file__).resolve().parents[1] / "model_negatives"
 MODEL_NEGATIVES: dict[str, str] = {
     "cfq_mcd1_cls": "17410b90d8c45ae73470f4c6924715a02f6ed66d3f22dc1a03b69e999a86cc11",
+    "recogs_pos_cls": "d389f865839ac89d16f6eb68eb114d0ed1f36b07388f23dfb55f4077a39bc712",
 }
 
 EXTRA_FEATURES = {"label": "int32", "negative_source": "string", "negative_score": "float32",
