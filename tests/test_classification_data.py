@@ -196,14 +196,14 @@ def test_recogs_pos_cls_loads_and_every_row_keeps_the_filters(mirror, tmp_path):
     assert list(loaded) == ["train", "train_holdout", "validation", "test", "gen"]
     assert loaded["validation"].column_names == COLUMNS
     cfg, source = get_config("recogs_pos_cls"), get_config("recogs_pos")
-    same = lambda a, b: sem_verdict(a, b) is not False  # noqa: E731
+    same = lambda a, b: sem_verdict(a, b) is not False
     positives, negatives = {}, {}
     for split, ds in loaded.items():
         source_rows = list(source.rows(C._source_split(split)))
         groups = _check_split(ds.to_list(), source_rows, split, same, C.sem_key, kind="model")
         positives[split], negatives[split] = len(groups), sum(len(n) for _, n in groups)
-        random = _check_split(list(cfg.rows(split, negatives="random")), source_rows, split, same, C.sem_key)
-        assert Counter(len(n) for _, n in random) == {3: len(random)}  # collisions are rare: none ran short
+        drawn = _check_split(list(cfg.rows(split, negatives="random")), source_rows, split, same, C.sem_key)
+        assert Counter(len(n) for _, n in drawn) == {3: len(drawn)}  # collisions are rare: none ran short
     assert positives == {"train": 27227 - 27227 // 20, "train_holdout": 27227 // 20, "validation": 3000,
                          "test": 3000, "gen": 21000}
     # the shipment's report (make_model_negatives.py report): no back-fill, so some rows keep fewer than 3
@@ -220,16 +220,16 @@ def test_recogs_pos_cls_through_the_bare_name_is_deterministic(mirror, tmp_path,
 
     monkeypatch.chdir(tmp_path)
     ds = datasets.load_dataset("hf_recogs", "recogs_pos_cls", split="validation", cache_dir=str(tmp_path / "c"))
-    as_stored = lambda score: None if score is None else float(np.float32(score))  # noqa: E731 (a float32 column)
+    as_stored = lambda score: None if score is None else float(np.float32(score))  # a float32 column
     assert ds.to_list() == [{**r, "negative_score": as_stored(r["negative_score"])}
                             for r in get_config("recogs_pos_cls").rows("validation")]
     assert {s.split(":")[0] for s in ds["negative_source"]} == {"", "model"}
-    random = hf_recogs.load_dataset("recogs_pos_cls", split="validation", negatives="random",
-                                    cache_dir=str(tmp_path / "d"))
+    drawn = hf_recogs.load_dataset("recogs_pos_cls", split="validation", negatives="random",
+                                   cache_dir=str(tmp_path / "d"))
     again = hf_recogs.load_dataset("recogs_pos_cls", split="validation", negatives="random", seed=3,
                                    cache_dir=str(tmp_path / "e"))
-    assert again["candidate"] != random["candidate"] and again.filter(lambda r: r["label"] == 1)["candidate"] == (
-        random.filter(lambda r: r["label"] == 1)["candidate"]) == ds.filter(lambda r: r["label"] == 1)["candidate"]
+    assert again["candidate"] != drawn["candidate"] and again.filter(lambda r: r["label"] == 1)["candidate"] == (
+        drawn.filter(lambda r: r["label"] == 1)["candidate"]) == ds.filter(lambda r: r["label"] == 1)["candidate"]
 
 
 @pytest.mark.mirror
