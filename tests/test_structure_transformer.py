@@ -402,10 +402,13 @@ def _forced_decoding(model, batch, target):
     return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
 
 
-def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok):
+@pytest.mark.parametrize("sides", [False, True])
+def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
-    logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix."""
-    model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3)
+    logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
+    with ``pointer_sides``, each source word's side of it)."""
+    model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
+                 pointer_sides=sides)
     with torch.no_grad():
         model.model.decoder.pointer_bias.weight.normal_(0, 2.0)
         model.model.decoder.offset_bias.weight.normal_(0, 2.0)
