@@ -379,7 +379,8 @@ class SourceLayout:
         network), the model's structure tokens, inputs cut at its longest position."""
         from ..models import StructureTransformerConfig
 
-        if not isinstance(model.config, StructureTransformerConfig):
+        # by model type, not class: a checkpoint loaded with trust_remote_code carries its own copy of the class
+        if model.config.model_type != StructureTransformerConfig.model_type:
             raise ValueError(f"SourceLayout.for_model needs a structure_transformer, got a "
                              f"{model.config.model_type!r} model: decode it with its tokenizer alone")
         parse, markers, name = cogs_source_parser()
