@@ -1,5 +1,5 @@
 """The compositional classification configs (recogs_pos_cls, cfq_mcd1_cls, sygns_systematicity_one_cls):
-splits, columns, the hold-out rule, and the random negatives' filters on every row."""
+splits, columns, the hold-out rule, and the filters of the random and the shipped model negatives on every row."""
 
 from __future__ import annotations
 
