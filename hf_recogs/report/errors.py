@@ -13,7 +13,9 @@ A ReCOGS_pos logical form lists its nouns first (``* baby ( 1 ) ; tray ( 4 ) ;``
 
 Greedy errors compound, so the first difference says where a wrong output starts to go wrong, not everything
 that is wrong in it. For ``obj_pp_to_subj_pp`` it also counts the wrong rows that give the subject other roles
-than the gold form, and those that still write every ``nmod`` conjunct of the gold form.
+than the gold form, those that still write every ``nmod`` conjunct of the gold form, and which noun the
+prediction gives the subject's (first) gold role: a word of the subject's phrase next to the verb is the cue a
+model can take for the subject, since in training the subject is also the noun just before its verb.
 
     hf-recogs errors results/recogs_pos_transformer_fast/seed_66/predictions_gen.jsonl.gz
 """
@@ -31,6 +33,9 @@ KINDS = ("ends too early", "goes on after the gold end", "a noun after the last 
 _ROLE = re.compile(r"\b(agent|theme|recipient) \( (\d+) , (\d+) \)")
 _NMOD_HEAD = re.compile(r"nmod \. \w+ \( (\d+) ,")
 _NMOD = re.compile(r"nmod \. \w+ \( \d+ , \d+ \)")
+_NOUN = re.compile(r"\( (\d+) \)")
+ROLE_TAKERS = ("the subject", "the phrase's noun before the verb", "another noun of the phrase",
+               "a noun after the verb", "another word", "no one")
 
 
 def _noun_list_end(tokens: list[str]) -> int:
@@ -80,13 +85,42 @@ def subject_roles(gold: str, prediction: str) -> tuple[str, str]:
     return roles(gold), roles(prediction)
 
 
+def subject_role_taker(gold: str, prediction: str) -> str | None:
+    """For ``obj_pp_to_subj_pp``: who gets the subject's first gold role in ``prediction`` (``ROLE_TAKERS``).
+    With ``agent ( 8 , 1 )`` in the gold form, the prediction's ``agent ( 8 , j )`` names j: the subject (1), the
+    last noun of the subject's phrase (the nouns between the subject and the verb), another noun of that phrase,
+    a noun after the verb, another word, or no one (no ``agent ( 8 , …`` at all). None when the gold form gives
+    the subject no role."""
+    heads = [int(n) for n in _NMOD_HEAD.findall(gold)]
+    if not heads:
+        return None
+    subject = min(heads)
+    role = next(((r, int(verb)) for r, verb, arg in _ROLE.findall(gold) if int(arg) == subject), None)
+    if role is None:
+        return None
+    name, verb = role
+    taker = next((int(arg) for r, v, arg in _ROLE.findall(prediction) if r == name and int(v) == verb), None)
+    noun_list = gold.split(" ; ")[:-1]
+    phrase = sorted(n for n in (int(x) for x in _NOUN.findall(" ; ".join(noun_list))) if subject < n < verb)
+    if taker is None:
+        return "no one"
+    if taker == subject:
+        return "the subject"
+    if phrase and taker == phrase[-1]:
+        return "the phrase's noun before the verb"
+    if taker in phrase:
+        return "another noun of the phrase"
+    return "a noun after the verb" if taker > verb else "another word"
+
+
 def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any]:
     """Counts over the wrong rows (``sem`` false; ``exact`` false for a config scored by exact match):
     first-error kinds per category (and, with ``depth_of(category, input)``, per category and depth), and the
-    subject's gold → predicted roles in ``obj_pp_to_subj_pp``."""
+    subject's gold → predicted roles in ``obj_pp_to_subj_pp`` and who takes its first gold role."""
     kinds: dict[str, Counter] = defaultdict(Counter)
     wrong: Counter = Counter()
     roles: Counter = Counter()
+    takers: Counter = Counter()
     phrase_right = 0
     for r in rows:
         if (r["sem"] if r.get("sem") is not None else r.get("exact")):
@@ -101,9 +135,12 @@ def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any
         kinds[key][kind] += 1
         if category == "obj_pp_to_subj_pp":
             roles[subject_roles(r["gold"], r["prediction"])] += 1
+            taker = subject_role_taker(r["gold"], r["prediction"])
+            if taker is not None:
+                takers[taker] += 1
             phrase_right += set(_NMOD.findall(r["gold"])) <= set(_NMOD.findall(r["prediction"]))
     return {"wrong": dict(wrong), "kinds": {k: dict(c) for k, c in kinds.items()}, "subject_roles": dict(roles),
-            "subject_phrase_right": phrase_right}
+            "subject_phrase_right": phrase_right, "subject_role_takers": dict(takers)}
 
 
 def markdown(tables: dict[str, Any]) -> str:
@@ -122,6 +159,10 @@ def markdown(tables: dict[str, Any]) -> str:
         lines += ["", summary, "", "| gold | prediction | rows |", "|---|---|---|"]
         for (gold, predicted), n in sorted(tables["subject_roles"].items(), key=lambda kv: -kv[1]):
             lines.append(f"| {gold} | {predicted} | {n} |")
+        takers = tables["subject_role_takers"]
+        lines += ["", "Who the prediction gives the subject's first gold role:", "",
+                  "| " + " | ".join(ROLE_TAKERS) + " |", "|---" * len(ROLE_TAKERS) + "|",
+                  "| " + " | ".join(str(takers.get(t, 0)) for t in ROLE_TAKERS) + " |"]
     return "\n".join(lines)
 
 
