@@ -67,6 +67,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x384_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_sides_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": {
         "test": ("100", "wu_logs"),
         "gen": ("81.4 ± 1.0", "wu_logs"),
@@ -114,12 +115,30 @@ COMPARISONS = {
         ("cfq_mcd1_cls_transformer_random", "Transformer, random negatives"),
         ("cfq_mcd1_cls_hard_links_random", "hard mask + cross-links, random negatives"),
     ),
+    "recogs_pos_cls": (
+        ("recogs_pos_cls_lstm", "LSTM"),
+        ("recogs_pos_cls_transformer", "Transformer (post-LN, no mask)"),
+        ("recogs_pos_cls_soft", "relation labels (soft mask) + cross-links"),
+        ("recogs_pos_cls_hard_links", "hard mask + cross-links"),
+        ("recogs_pos_cls_both_links", "hard + soft + cross-links"),
+        ("recogs_pos_cls_transformer_random", "Transformer, random negatives"),
+        ("recogs_pos_cls_hard_links_random", "hard mask + cross-links, random negatives"),
+    ),
+    "sygns_systematicity_one_cls": (
+        ("sygns_systematicity_one_cls_transformer_random", "Transformer, random negatives"),
+        ("sygns_systematicity_one_cls_both_links_random", "hard + soft + cross-links, random negatives"),
+    ),
 }
 # The setting the others of a comparison are measured against (the paper's unmasked Transformer).
-COMPARISON_BASELINES = {"cfq_mcd1_cls": "cfq_mcd1_cls_transformer"}
+COMPARISON_BASELINES = {"cfq_mcd1_cls": "cfq_mcd1_cls_transformer", "recogs_pos_cls": "recogs_pos_cls_transformer",
+                        "sygns_systematicity_one_cls": "sygns_systematicity_one_cls_transformer_random"}
 COMPARISON_NOTES = {
     "cfq_mcd1_cls": "validation and test are MCD1's dev and test, the compositional splits; train_holdout is "
                     "the 5 % of train held out, the i.i.d. check.",
+    "recogs_pos_cls": "train_holdout (the 5 % of train held out), validation and test are i.i.d.; gen is the "
+                      "compositional split (its lexical and structural categories in each run's section).",
+    "sygns_systematicity_one_cls": "a pilot with random negatives; test holds the unseen combinations of the "
+                                   "quantifier *one*, validation is i.i.d.",
 }
 
 # How each run is named on the page, in page order; runs not listed follow, named by dataset and arch.
@@ -144,9 +163,16 @@ TITLES = {
     "recogs_pos_structure_pointer_transformer_fast":
         "ReCOGS_pos, with input structure: the fast recipe, the parse tree as a hard mask on 2 of 4 encoder heads, "
         "and the decoder's cross-attention reading the word it named last (tree relation and offset ±4)",
+    "recogs_pos_structure_pointer_sides_transformer_fast":
+        "ReCOGS_pos, with input structure: the same, the tree relation of the pointer term also saying on which side "
+        "of the named word a source word stands (pointer_sides)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"CFQ MCD1 classification (model negatives unless said), {label}"
        for name, label in COMPARISONS["cfq_mcd1_cls"]},
+    **{name: f"ReCOGS_pos classification (model negatives unless said), {label}"
+       for name, label in COMPARISONS["recogs_pos_cls"]},
+    **{name: f"SyGNS systematicity (*one*) classification, {label}"
+       for name, label in COMPARISONS["sygns_systematicity_one_cls"]},
 }
 
 # The score a run's section reports, where it is not the split's primary one: the COGS papers and the
