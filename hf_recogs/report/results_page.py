@@ -68,6 +68,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_token_weighted_20x384_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_sides_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_40x128_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": {
         "test": ("100", "wu_logs"),
         "gen": ("81.4 ± 1.0", "wu_logs"),
@@ -166,6 +168,12 @@ TITLES = {
     "recogs_pos_structure_pointer_sides_transformer_fast":
         "ReCOGS_pos, with input structure: the same, the tree relation of the pointer term also saying on which side "
         "of the named word a source word stands (pointer_sides)",
+    "recogs_pos_structure_pointer_keys_sides_transformer_fast":
+        "ReCOGS_pos, with input structure: the same with sides, each pointer term also depending on the decoder "
+        "token (pointer_keys)",
+    "recogs_pos_structure_pointer_40x128_transformer_fast":
+        "ReCOGS_pos, with input structure: the first setting (tree mask, pointer terms) in 40 epochs of 128 rows "
+        "(the same number of updates as 20 of 64)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"CFQ MCD1 classification (model negatives unless said), {label}"
        for name, label in COMPARISONS["cfq_mcd1_cls"]},
@@ -182,11 +190,14 @@ METRIC = {"cogs_transformer_fast": "exact_match"}
 # The README's headline table: (run, key, benchmark and split, model).
 HEADLINE = (
     ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
-    ("recogs_pos_structure_pointer_transformer_fast", "gen", "ReCOGS_pos, gen",
-     "the same + input structure (tree mask, pointer terms)"),
+    ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen", "ReCOGS_pos, gen",
+     "the same + input structure (tree mask, pointer terms with keys)"),
     ("recogs_pos_transformer_fast", "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion", "Transformer (fast recipe)"),
-    ("recogs_pos_structure_pointer_transformer_fast", "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion",
-     "the same + input structure (tree mask, pointer terms)"),
+    ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion",
+     "the same + input structure (tree mask, pointer terms with keys)"),
+    ("recogs_pos_transformer_fast", "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion", "Transformer (fast recipe)"),
+    ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion",
+     "the same + input structure (tree mask, pointer terms with keys)"),
     ("cogs_transformer_fast", "gen", "COGS, gen (exact match)", "Transformer (fast recipe)"),
     ("scan_simple_lstm", "test", "SCAN simple, test", "LSTM"),
     ("scan_length_lstm", "test", "SCAN length, test", "LSTM"),
