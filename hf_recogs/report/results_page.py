@@ -139,7 +139,7 @@ COMPARISON_NOTES = {
                     "the 5 % of train held out, the i.i.d. check.",
     "recogs_pos_cls": "train_holdout (the 5 % of train held out), validation and test are i.i.d.; gen is the "
                       "compositional split (its lexical and structural categories in each run's section).",
-    "sygns_systematicity_one_cls": "a pilot with random negatives; test holds the unseen combinations of the "
+    "sygns_systematicity_one_cls": "A pilot with random negatives; test holds the unseen combinations of the "
                                    "quantifier *one*, validation is i.i.d.",
 }
 
