@@ -69,15 +69,21 @@ def first_error(gold: str, prediction: str) -> str | None:
     return "predicates: other"
 
 
+def _subject(gold: str) -> int | None:
+    """The index of the first noun that heads an ``nmod`` conjunct: in obj_pp_to_subj_pp, the subject."""
+    heads = [int(n) for n in _NMOD_HEAD.findall(gold)]
+    return min(heads) if heads else None
+
+
 def subject_roles(gold: str, prediction: str) -> tuple[str, str]:
     """For a sentence whose subject carries the prepositional phrase (``obj_pp_to_subj_pp``): (the subject's
     roles in the gold form, its roles in the prediction), each the role conjuncts that take the subject, in
     order, joined by ``, `` (``agent, agent`` for the subject of a verb and of its infinitive; ``none``). The
     subject is the first noun with an ``nmod``."""
-    heads = [int(n) for n in _NMOD_HEAD.findall(gold)]
-    if not heads:
+    subject = _subject(gold)
+    if subject is None:
         return "none", "none"
-    subject = str(min(heads))
+    subject = str(subject)
 
     def roles(form: str) -> str:
         return ", ".join(r for r, _, arg in _ROLE.findall(form) if arg == subject) or "none"
@@ -91,10 +97,9 @@ def subject_role_taker(gold: str, prediction: str) -> str | None:
     last noun of the subject's phrase (the nouns between the subject and the verb), another noun of that phrase,
     a noun after the verb, another word, or no one (no ``agent ( 8 , …`` at all). None when the gold form gives
     the subject no role."""
-    heads = [int(n) for n in _NMOD_HEAD.findall(gold)]
-    if not heads:
+    subject = _subject(gold)
+    if subject is None:
         return None
-    subject = min(heads)
     role = next(((r, int(verb)) for r, verb, arg in _ROLE.findall(gold) if int(arg) == subject), None)
     if role is None:
         return None

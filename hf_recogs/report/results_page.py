@@ -143,6 +143,13 @@ COMPARISON_NOTES = {
                                    "quantifier *one*, validation is i.i.d.",
 }
 
+# How a comparison's runs are named on the page: the benchmark's part of the title, then the setting's label.
+COMPARISON_TITLES = {
+    "cfq_mcd1_cls": "CFQ MCD1 classification (model negatives unless said)",
+    "recogs_pos_cls": "ReCOGS_pos classification (model negatives unless said)",
+    "sygns_systematicity_one_cls": "SyGNS systematicity (*one*) classification",
+}
+
 # How each run is named on the page, in page order; runs not listed follow, named by dataset and arch.
 TITLES = {
     "recogs_pos_transformer_fast": "ReCOGS_pos, Transformer, our fast recipe",
@@ -175,12 +182,8 @@ TITLES = {
         "ReCOGS_pos, with input structure: the first setting (tree mask, pointer terms) in 40 epochs of 128 rows "
         "(the same number of updates as 20 of 64)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
-    **{name: f"CFQ MCD1 classification (model negatives unless said), {label}"
-       for name, label in COMPARISONS["cfq_mcd1_cls"]},
-    **{name: f"ReCOGS_pos classification (model negatives unless said), {label}"
-       for name, label in COMPARISONS["recogs_pos_cls"]},
-    **{name: f"SyGNS systematicity (*one*) classification, {label}"
-       for name, label in COMPARISONS["sygns_systematicity_one_cls"]},
+    **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
+       for benchmark, settings in COMPARISONS.items() for name, label in settings},
 }
 
 # The score a run's section reports, where it is not the split's primary one: the COGS papers and the
