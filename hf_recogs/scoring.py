@@ -220,8 +220,8 @@ def percent_text(value: float | None, decimals: int = 1) -> str:
     100 or a score above zero to 0 (4,180 of 4,182 is 99.95, not 100.0)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    for decimals in range(decimals, decimals + 4):
-        text = f"{value:.{decimals}f}"
+    for places in range(decimals, decimals + 4):
+        text = f"{value:.{places}f}"
         if not (0 < value < 100 and float(text) in (0.0, 100.0)):
             return text
     return text

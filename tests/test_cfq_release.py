@@ -373,7 +373,7 @@ def test_every_public_item_gets_a_tree_over_its_tokens(release):
     """All ten, through the configs: one tree, the question's tokens first and unchanged, every word in the
     tree except ',', 'and' and the s of ' s, and structure tokens labelled by left-hand sides."""
     labels = {"YNQ", "DP", "POSS", "NP", "VP", "PP", "COMPLETED_AND", "ENUMERATION",
-              "ROLE", "VERB"}  # ROLE, VERB: the two-word leaves 'executive producer', 'executive produce' 
+              "ROLE", "VERB"}  # ROLE, VERB: the two-word leaves 'executive producer', 'executive produce'
     rows = [r for name in ("cfq_release_mcd1",) for s in ("train", "validation", "test")
             for r in get_config(name).rows(s)]
     assert len(rows) == 10

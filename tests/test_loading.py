@@ -12,8 +12,7 @@ from unittest import mock
 import pytest
 
 import hf_recogs
-from hf_recogs import sources
-from hf_recogs import registry
+from hf_recogs import registry, sources
 from hf_recogs.registry import DatasetConfig, Param, all_configs, get_config
 from hf_recogs.sources import ChecksumMismatch, SourceUnavailable, UpstreamFile
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from test_logical_forms import (
     COGS,
     FUZZ_TOKENS,
-    G,
     RECOGS_CASES,
+    G,
     mutated_pairs,
     rename_shuffle,
     render,

@@ -165,7 +165,7 @@ def test_a_layout_for_a_model_without_structure_is_refused(tok):
 def test_a_saved_model_reloads_through_the_auto_classes(tok, tmp_path):
     from transformers import AutoModelForSeq2SeqLM
 
-    import hf_recogs.models  # registers the model with the Auto classes
+    import hf_recogs.models  # noqa: F401 - registers the model with the Auto classes
 
     model = tiny(tok, encoder_structure="both", structure_tokens=True)
     with torch.no_grad():

@@ -1269,7 +1269,6 @@ def test_category_groups_are_declared_by_the_benchmarks():
     """COGS lexical / structural and SyGNS quantifier types are facts of the configs; SCAN and SLOG (whose
     categories are not COGS's) have none."""
     from hf_recogs.benchmarks import cogs, sygns
-
     from hf_recogs.registry import configs_of
 
     def declared(*families):

@@ -279,8 +279,8 @@ def _aheapsort(keys: Sequence, t: list[int], lo: int, n: int) -> None:
                 break
         seta(i, tmp)
 
-    for l in range(n >> 1, 0, -1):
-        sift_down(l, a(l), n)
+    for node in range(n >> 1, 0, -1):
+        sift_down(node, a(node), n)
     while n > 1:
         tmp = a(n)
         seta(n, a(1))

@@ -8,7 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..scoring import SYGNS_LABELS, fraction_as_percent, group_display, headline_split, highlighted, sygns_levels
+from ..scoring import (
+    SYGNS_LABELS,
+    fraction_as_percent,
+    group_display,
+    headline_split,
+    highlighted,
+    sygns_levels,
+)
 
 
 def _plt():
