@@ -1117,3 +1117,61 @@ def _atom_diff(p: _Form, g: _Form, mapping: dict[int, int]) -> tuple[tuple[str, 
     missing = tuple(sorted((gold - pred).elements()))
     extra = tuple(sorted((pred - gold).elements()))
     return missing, extra
+
+
+# --------------------------------------------------------------------------------------------------
+# 7. Rewriting: one meaning, another conjunct order
+
+
+def depth_first_order(text: str) -> str:
+    """A ReCOGS logical form with its ``AND`` conjuncts in depth-first order (the noun list up to the last ``;``
+    stays as it is). ReCOGS writes the conjuncts by the position of their first argument, so a subject's
+    ``nmod . in ( 1 , 4 )`` comes before its verb, while an object's comes after every role of the verb. In
+    depth-first order each conjunct whose second argument is a variable is followed at once by that variable's
+    own conjuncts (its ``nmod``, or the verb and roles of its clause), recursively; so a prepositional phrase
+    follows the role of the noun it modifies, wherever that noun stands. SEM ignores conjunct order: the result
+    matches ``text``. Raises :class:`LogicalFormError` on a form that is not ReCOGS."""
+    form = parse_or_raise(text, "recogs")
+    conjuncts: list[list[str]] = [[]]
+    separators: list[str] = []
+    for token in tokenize(text):
+        if token in _SEPARATORS:
+            separators.append(token)
+            conjuncts.append([])
+        else:
+            conjuncts[-1].append(token)
+    if form.term is not None or len(conjuncts) != len(form.atoms):  # a lone name or a lambda: nothing to order
+        return " ".join(tokenize(text))
+    start = max((i + 1 for i, s in enumerate(separators) if s == ";"), default=0)
+    block = range(start, len(conjuncts))  # the AND-joined conjuncts after the noun list
+
+    def first(i: int) -> str:
+        return form.atoms[i].args[0].name
+
+    def second(i: int) -> str | None:
+        args = form.atoms[i].args
+        return args[1].name if len(args) > 1 and isinstance(args[1], Variable) else None
+
+    own: dict[str, list[int]] = {}
+    for i in block:
+        own.setdefault(first(i), []).append(i)
+    introduced = {second(i) for i in block}
+    order: list[int] = []
+    visited: set[str] = set()
+
+    def visit(variable: str) -> None:
+        if variable in visited:
+            return
+        visited.add(variable)
+        for i in own.get(variable, ()):
+            order.append(i)
+            if second(i) is not None:
+                visit(second(i))
+
+    for i in block:  # the roots (events no conjunct introduces) first, in text order; then anything left
+        if first(i) not in introduced:
+            visit(first(i))
+    for i in block:
+        visit(first(i))
+    words = [w for i in range(start) for w in (*conjuncts[i], separators[i])]
+    return " ".join(words + " AND ".join(" ".join(conjuncts[i]) for i in order).split())

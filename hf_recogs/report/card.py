@@ -123,6 +123,16 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
             "pipeline works, not how well the model generalises.")
 
 
+def _target_order_note(results: dict[str, Any]) -> str:
+    """A line for runs trained on reordered outputs (``target_order``): their scores compare, their outputs'
+    order does not."""
+    if results.get("hyperparameters", {}).get("target_order", "dataset") == "dataset":
+        return ""
+    return ("\n\nTraining targets: the dataset's logical forms with their `AND` conjuncts in depth-first order "
+            "(`target_order: depth_first`: each noun's `nmod` right after the role that names it). SEM ignores "
+            "conjunct order, and every split is scored against the dataset's own outputs.")
+
+
 def _structure_track_note(results: dict[str, Any]) -> str:
     """The structure track of a run whose model read its inputs' parse trees (nothing for other runs)."""
     structure = results.get("input_structure")
@@ -319,7 +329,7 @@ def _template_fields(results: dict[str, Any], example: str | None,
             e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
         summary=(f"A `{results['arch']}` {kind} trained from scratch on the hf_recogs `{dataset}` config (seed "
                  f"{results['seed']})." + _partial_run_warning(results) + _structure_track_note(results)
-                 + card_license(dataset)[1]),
+                 + _target_order_note(results) + card_license(dataset)[1]),
         classifier=classifier,
         reproduce=reproduce_command(results),
         # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost

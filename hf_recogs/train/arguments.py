@@ -28,6 +28,7 @@ EVAL_SPLITS = tuple(s for s in SPLITS if s != "train")
 METRICS = ("auto", *DATASET_METRICS)  # auto: the one the dataset's catalogue entry declares
 DATA_ORDERS = ("reshuffle", "fixed", "grouped")
 LOSS_WEIGHTINGS = ("batch", "token")
+TARGET_ORDERS = ("dataset", "depth_first")
 # Options that say where and how one machine ran a run, not what was trained: the model card's reproduce
 # command leaves them out, and the seeds of one published run may differ in them. The decoding batch is sized
 # to the machine's memory and changes no result; TF32 matmuls exist only on recent NVIDIA GPUs (transformers
@@ -108,6 +109,15 @@ class ExperimentArguments:
         metadata={
             "help": "repeat the training rows of a kind the dataset declares (DatasetConfig.row_kinds; COGS "
             "family: nested_2, concat) this many times in every epoch, e.g. '{nested_2: 4}'"
+        },
+    )
+    target_order: str = field(
+        default="dataset",
+        metadata={
+            "help": "dataset: train on the outputs as the dataset writes them; depth_first: train on ReCOGS forms "
+            "whose AND conjuncts are in depth-first order (each noun's nmod right after the role that names it; "
+            "hf_recogs.logical_forms.depth_first_order), the same meanings for SEM; the training split only, "
+            "scoring always against the dataset's outputs"
         },
     )
     loss_weighting: str = field(
@@ -214,6 +224,7 @@ class ExperimentArguments:
         self._check_task()
         self._check_input_structure()
         self._check_oversample()
+        self._check_target_order()
         for name in ("max_train_samples", "max_eval_samples", "cpu_threads"):
             value = getattr(self, name)
             if value is not None and value < 1:
@@ -224,12 +235,9 @@ class ExperimentArguments:
     def _check_task(self) -> None:
         """A classification config trains a classifier, a seq2seq config a seq2seq model."""
         from ..models import CLASSIFIERS
+        from .data import resolve_metric
 
-        metric = self.metric
-        if metric == "auto":
-            from ..registry import get_config
-
-            metric = get_config(self.dataset).metric if self.dataset else "sem"
+        metric = resolve_metric(self)
         if (metric == "classification") != (self.arch in CLASSIFIERS):
             if metric == "classification":
                 raise ConfigError(f"arch={self.arch!r} is a seq2seq model; (input, candidate) classification "
@@ -262,6 +270,17 @@ class ExperimentArguments:
                                   f"(declared: {declared})")
             if type(times) is not int or times < 1:
                 raise ConfigError(f"oversample: {kind} must repeat a whole number of times (1 or more), got {times!r}")
+
+    def _check_target_order(self) -> None:
+        """``depth_first`` reorders conjuncts, which only SEM ignores: refuse it where the metric is another."""
+        if self.target_order not in TARGET_ORDERS:
+            raise ConfigError(f"target_order={self.target_order!r} is not one of {', '.join(TARGET_ORDERS)}")
+        from .data import resolve_metric
+
+        metric = resolve_metric(self)
+        if self.target_order == "depth_first" and metric != "sem":
+            raise ConfigError(f"target_order=depth_first reorders ReCOGS conjuncts, which only SEM ignores; "
+                              f"{self.dataset or 'this run'} is scored by {metric}: leave target_order out")
 
     def _check_data_files(self) -> None:
         bad = [s for s in self.data_files if s not in SPLITS]

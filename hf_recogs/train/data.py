@@ -6,6 +6,7 @@ import functools
 import logging
 import random
 
+from ..logical_forms import depth_first_order
 from .arguments import ConfigError, ExperimentArguments
 
 logger = logging.getLogger("hf_recogs.train")
@@ -224,11 +225,14 @@ def tokenize_dataset(ds, tokenizer, max_positions: int, layout: SourceLayout | N
 
 def training_rows(exp: ExperimentArguments, raw, seed: int):
     """The training split as the run reads it: ``max_train_samples`` rows, each row of an ``oversample`` kind
-    repeated (the most times any of its kinds asks), shuffled once per seed for ``data_order: fixed`` (the
-    ReCOGS reference's order, the same every epoch)."""
+    repeated (the most times any of its kinds asks), its outputs in ``target_order``, shuffled once per seed for
+    ``data_order: fixed`` (the ReCOGS reference's order, the same every epoch)."""
     rows = subset(raw["train"], exp.max_train_samples)
     if exp.oversample:
         rows = oversampled(rows, exp)
+    if exp.target_order == "depth_first":
+        rows = rows.map(lambda batch: {"output": [depth_first_order(o) for o in batch["output"]]}, batched=True,
+                        keep_in_memory=True, desc=None)
     return rows.shuffle(seed=seed, keep_in_memory=True) if exp.data_order == "fixed" else rows
 
 

@@ -1,0 +1,105 @@
+"""``target_order: depth_first``: ReCOGS forms whose AND conjuncts follow each noun's role with its own ``nmod``
+(and each clause's verb with its roles), the same meaning for SEM; only on the training split; refused where the
+metric is not SEM."""
+
+import datasets
+import pytest
+from conftest import needs_mirror
+
+from hf_recogs.logical_forms import LogicalFormError, depth_first_order, sem_match
+from hf_recogs.train import ConfigError, parse_args
+from hf_recogs.train.data import training_rows
+
+# (gold as ReCOGS_pos writes it, the depth-first order written out by hand)
+BY_HAND = [
+    # obj_pp_to_subj_pp: the subject's phrase moves behind the subject's role
+    ("* baby ( 1 ) ; tray ( 4 ) ; * house ( 7 ) ; nmod . on ( 1 , 4 ) AND nmod . in ( 4 , 7 ) AND scream ( 8 ) "
+     "AND agent ( 8 , 1 )",
+     "* baby ( 1 ) ; tray ( 4 ) ; * house ( 7 ) ; scream ( 8 ) AND agent ( 8 , 1 ) AND nmod . on ( 1 , 4 ) "
+     "AND nmod . in ( 4 , 7 )"),
+    # a dative whose theme carries the phrase: the phrase moves before the recipient
+    ("Isabella ( 0 ) ; box ( 3 ) ; tree ( 6 ) ; Emma ( 8 ) ; forward ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 ) "
+     "AND recipient ( 1 , 8 ) AND nmod . on ( 3 , 6 )",
+     "Isabella ( 0 ) ; box ( 3 ) ; tree ( 6 ) ; Emma ( 8 ) ; forward ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 ) "
+     "AND nmod . on ( 3 , 6 ) AND recipient ( 1 , 8 )"),
+    # a control verb: the infinitive's clause follows xcomp, its agent (already named) pulls nothing along
+    ("* girl ( 1 ) ; * vehicle ( 4 ) ; nmod . in ( 1 , 4 ) AND need ( 5 ) AND agent ( 5 , 1 ) AND xcomp ( 5 , 7 ) "
+     "AND walk ( 7 ) AND agent ( 7 , 1 )",
+     "* girl ( 1 ) ; * vehicle ( 4 ) ; need ( 5 ) AND agent ( 5 , 1 ) AND nmod . in ( 1 , 4 ) AND xcomp ( 5 , 7 ) "
+     "AND walk ( 7 ) AND agent ( 7 , 1 )"),
+    # two sentences joined: each verb is a root, in text order
+    ("* cat ( 1 ) ; * dog ( 5 ) ; smile ( 2 ) AND agent ( 2 , 1 ) AND run ( 6 ) AND agent ( 6 , 5 )",
+     "* cat ( 1 ) ; * dog ( 5 ) ; smile ( 2 ) AND agent ( 2 , 1 ) AND run ( 6 ) AND agent ( 6 , 5 )"),
+    # no noun list at all
+    ("sleep ( 0 ) AND agent ( 0 , 1 )", "sleep ( 0 ) AND agent ( 0 , 1 )"),
+]
+
+
+@pytest.mark.parametrize(("gold", "expected"), BY_HAND)
+def test_depth_first_order_by_hand(gold, expected):
+    assert depth_first_order(gold) == expected
+    assert sem_match(expected, gold)
+
+
+def test_a_form_that_is_not_recogs_is_refused():
+    with pytest.raises(LogicalFormError):
+        depth_first_order("* cat ( x _ 1 ) ; smile . agent ( x _ 2 , x _ 1 )")  # COGS variables
+
+
+def _and_conjuncts(form: str) -> list[list[str]]:
+    return [c.split() for c in form.split(";")[-1].split(" AND ")]
+
+
+@needs_mirror
+@pytest.mark.parametrize("split", ["train", "gen"])
+def test_every_recogs_pos_form_keeps_its_meaning_and_puts_each_phrase_after_its_noun(split):
+    """On the whole split: the same conjuncts and the same noun list (so SEM is true by construction, and
+    checked), and every ``nmod . p ( n , m )`` right after a conjunct whose second argument is n."""
+    import hf_recogs
+
+    rows = hf_recogs.load_dataset("recogs_pos", split=split)
+    moved = 0
+    for gold in rows["output"]:
+        form = depth_first_order(gold)
+        assert form.rsplit(";", 1)[0] == gold.rsplit(";", 1)[0]
+        assert sorted(map(tuple, _and_conjuncts(form))) == sorted(map(tuple, _and_conjuncts(gold)))
+        conjuncts = _and_conjuncts(form)
+        for before, conjunct in zip(conjuncts, conjuncts[1:]):
+            if conjunct[0] == "nmod":
+                head = conjunct[conjunct.index("(") + 1]
+                assert before[-2] == head, (gold, form)  # `role ( v , n )`: n is the token before ")"
+        moved += form != gold
+    assert moved > 0
+    sample = rows.select(range(0, len(rows), 97))
+    assert all(sem_match(depth_first_order(g), g) for g in sample["output"])
+
+
+def test_the_training_split_is_reordered_and_nothing_else():
+    exp, _ = parse_args(["configs/smoke.yaml", "dataset=recogs_pos", "target_order=depth_first"])
+    gold, expected = BY_HAND[0]
+    raw = {"train": datasets.Dataset.from_list([{"input": "The baby on a tray in the house screamed .",
+                                                  "output": gold, "category": "in_distribution"}])}
+    assert training_rows(exp, raw, seed=0)["output"] == [expected]
+    assert raw["train"]["output"] == [gold]
+    exp, _ = parse_args(["configs/smoke.yaml", "dataset=recogs_pos"])
+    assert training_rows(exp, raw, seed=0)["output"] == [gold]
+
+
+@pytest.mark.parametrize(("options", "needle"), [
+    (["dataset=scan_simple", "metric=auto", "target_order=depth_first"],
+     "scan_simple is scored by exact: leave target_order out"),
+    (["dataset=recogs_pos", "target_order=breadth_first"], "target_order='breadth_first' is not one of dataset, "
+     "depth_first"),
+])
+def test_bad_target_order_is_one_line(options, needle):
+    with pytest.raises(ConfigError) as err:
+        parse_args(["configs/smoke.yaml", *options])
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_model_card_says_the_targets_were_reordered():
+    from hf_recogs.report.card import _target_order_note
+
+    assert "depth-first" in _target_order_note({"hyperparameters": {"target_order": "depth_first"}})
+    assert _target_order_note({"hyperparameters": {"target_order": "dataset"}}) == ""
+    assert _target_order_note({"hyperparameters": {}}) == ""  # runs recorded before the option
