@@ -125,6 +125,14 @@ def test_one_seed_shows_no_sd(synthetic):
     assert "±" not in "".join(line for line in section.splitlines() if line.startswith("| gen |"))
 
 
+def test_a_run_on_reordered_targets_says_so(tmp_path):
+    seed = _seed(5, 0.5, 0.6, 0.1, {"cp_recursion": 0.2})
+    seed["hyperparameters"]["target_order"] = "depth_first"
+    _write(tmp_path, "my_reordered_run", [seed])
+    assert ("- 20 epochs of batch 64; learning rate 0.001; data order grouped; loss weighting batch; training "
+            "targets in depth_first order.") in render(tmp_path)
+
+
 def test_check_reports_a_stale_page_in_one_line(synthetic, tmp_path, capsys):
     out = tmp_path / "page.md"
     assert main(["--results", str(synthetic), "--output", str(out), "--check"]) == 1

@@ -70,6 +70,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_sides_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_40x128_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_40x128_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_dfs_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": {
         "test": ("100", "wu_logs"),
         "gen": ("81.4 ± 1.0", "wu_logs"),
@@ -181,6 +183,11 @@ TITLES = {
     "recogs_pos_structure_pointer_40x128_transformer_fast":
         "ReCOGS_pos, with input structure: the first setting (tree mask, pointer terms) in 40 epochs of 128 rows "
         "(the same number of updates as 20 of 64)",
+    "recogs_pos_structure_pointer_keys_sides_40x128_transformer_fast":
+        "ReCOGS_pos, with input structure: the setting with sides and keys in 40 epochs of 128 rows",
+    "recogs_pos_structure_pointer_keys_sides_dfs_transformer_fast":
+        "ReCOGS_pos, with input structure: the setting with sides and keys, trained on targets in depth-first "
+        "order (target_order: depth_first)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
@@ -413,6 +420,11 @@ def _length(r: dict[str, Any]) -> str:
     return text
 
 
+def _target_order(r: dict[str, Any]) -> str:
+    """The order of the training targets' conjuncts (``target_order``; runs before the option: the dataset's)."""
+    return r["hyperparameters"].get("target_order") or "dataset"
+
+
 def _tf32(r: dict[str, Any]) -> bool:
     h = r.get("hyperparameters") or {}
     if h.get("tf32") is not None:
@@ -462,7 +474,9 @@ def setup_lines(run: Run) -> list[str]:
         f"- {_same(run, _length)}; "
         f"learning rate {_same(run, lambda r: format(r['hyperparameters']['learning_rate'], 'g'))}; "
         f"data order {_same(run, lambda r: r['hyperparameters'].get('data_order') or 'reshuffle')}; "
-        f"loss weighting {_same(run, lambda r: r['hyperparameters'].get('loss_weighting') or 'batch')}.",
+        f"loss weighting {_same(run, lambda r: r['hyperparameters'].get('loss_weighting') or 'batch')}"
+        + (f"; training targets in {_same(run, _target_order)} order" if any(_target_order(r) != "dataset"
+                                                                               for r in run.seeds) else "") + ".",
         "- Trained (precision, hardware, training wall-clock): "
         + "; ".join(_hardware(r) for r in run.seeds) + ".",
     ]
