@@ -17,7 +17,9 @@ Public API (all total on strings: malformed input never raises, it is a :class:`
   its budget of work units (``budget``; docs/SEM.md §4.8). Only artificial inputs built to defeat colour
   refinement (CFI graphs, Latin-square graphs) get there; no COGS/ReCOGS/SLOG pair comes near the default;
 - :func:`diagnose` — the verdict plus a reason code and missing/extra atoms, for error analysis;
-- :func:`exact_match` — whitespace-normalised string equality (COGS's official metric).
+- :func:`exact_match` — whitespace-normalised string equality (COGS's official metric);
+- :func:`depth_first_order` — a ReCOGS form with its conjuncts reordered, the same meaning for SEM (training
+  targets, ``target_order``).
 
 Formats (``fmt`` argument):
 
@@ -39,11 +41,11 @@ Non-string inputs: :func:`sem_match` and :func:`exact_match` return False, :func
 ``"not_a_string"`` (a model output of None is a wrong answer, not a crash); the ``sem_match`` evaluate
 metric rejects them with a ValueError at its boundary instead, where they signal a caller bug.
 
-The module reads top to bottom in six sections: 1. public data types; 2. tokens; 3. parsing (one grammar,
+The module reads top to bottom in seven sections: 1. public data types; 2. tokens; 3. parsing (one grammar,
 ``_compile``, and a regex accelerator for its common case, checked against it by the tests); 4. colour
 refinement, hashed (one form, cacheable) and exact (a pair in lockstep); 5. matching (cheap counts, then the
 colourings, then a budgeted search, and the optional C accelerator ``_sem_native.c``, also checked against
-this code); 6. diagnosis.
+this code); 6. diagnosis; 7. rewriting (one meaning, another conjunct order).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ __all__ = [
     "ParseFailure",
     "Variable",
     "clear_cache",
+    "depth_first_order",
     "diagnose",
     "exact_match",
     "normalize",
