@@ -85,6 +85,16 @@ def test_the_training_split_is_reordered_and_nothing_else():
     assert training_rows(exp, raw, seed=0)["output"] == [gold]
 
 
+def test_cogs_forms_stop_the_run_in_one_line():
+    """COGS and SLOG are scored by SEM too, but their ``x _ N`` forms are not ReCOGS: refused before training."""
+    exp, _ = parse_args(["configs/smoke.yaml", "dataset=cogs", "target_order=depth_first"])
+    raw = {"train": datasets.Dataset.from_list([{"input": "A cat smiled .", "category": "in_distribution",
+                                                  "output": "cat ( x _ 1 ) AND smile . agent ( x _ 2 , x _ 1 )"}])}
+    with pytest.raises(ConfigError) as err:
+        training_rows(exp, raw, seed=0)
+    assert "leave target_order out for this dataset" in str(err.value) and "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize(("options", "needle"), [
     (["dataset=scan_simple", "metric=auto", "target_order=depth_first"],
      "scan_simple is scored by exact: leave target_order out"),

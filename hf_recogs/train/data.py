@@ -6,7 +6,7 @@ import functools
 import logging
 import random
 
-from ..logical_forms import depth_first_order
+from ..logical_forms import LogicalFormError, depth_first_order
 from .arguments import ConfigError, ExperimentArguments
 
 logger = logging.getLogger("hf_recogs.train")
@@ -231,9 +231,19 @@ def training_rows(exp: ExperimentArguments, raw, seed: int):
     if exp.oversample:
         rows = oversampled(rows, exp)
     if exp.target_order == "depth_first":
-        rows = rows.map(lambda batch: {"output": [depth_first_order(o) for o in batch["output"]]}, batched=True,
+        rows = rows.map(lambda batch: {"output": [_depth_first(o) for o in batch["output"]]}, batched=True,
                         keep_in_memory=True, desc=None)
     return rows.shuffle(seed=seed, keep_in_memory=True) if exp.data_order == "fixed" else rows
+
+
+def _depth_first(output: str) -> str:
+    """A training target in depth-first order; a form that is not ReCOGS (COGS's ``x _ N`` variables, SLOG) stops
+    the run before training, in one line."""
+    try:
+        return depth_first_order(output)
+    except LogicalFormError as err:
+        raise ConfigError(f"target_order=depth_first reorders ReCOGS forms, and a training output is not one "
+                          f"({err.reason}: {output[:60]!r}); leave target_order out for this dataset") from None
 
 
 def oversampled(rows, exp: ExperimentArguments):
