@@ -223,7 +223,7 @@ def test_a_published_classifier_replays_its_stored_probabilities(tmp_path):
 
 @pytest.mark.mirror
 def test_a_published_structure_model_decodes_as_its_run_did(tmp_path, mirror):
-    """A structure_transformer (tree mask, both pointer terms, keys) trained here, published with its checkpoint
+    """A structure_transformer (tree mask, both pointer terms, keys, shifted decoder positions) trained here, published with its checkpoint
     and loaded as a user loads it: its inputs laid out by ``SourceLayout.for_model`` give the predictions its run
     stored; without the layout (no relation_ids) the model refuses to run."""
     from test_structure_transformer import CONFIG, TINY
@@ -234,7 +234,7 @@ def test_a_published_structure_model_decodes_as_its_run_did(tmp_path, mirror):
     from hf_recogs.train.decode import decode
 
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
-                        "pointer_keys": True})
+                        "pointer_keys": True, "decoder_position_shift": 8})
     assert main([CONFIG, f"output_dir={tmp_path / 'out'}", "seeds=[3]", "max_train_samples=48", "max_steps=3",
                  "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]", "max_eval_samples=6",
                  "generation_max_length=12", "source_check=false", "cpu_threads=1",

@@ -226,6 +226,11 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={pointer_keys: true}"])
     with pytest.raises(ConfigError, match="pointer_sides splits the tree labels .* needs cross_attention_structure"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_sides: true}"])
+    for bad in (-1, 512):  # the config's table has 512 positions
+        with pytest.raises(ConfigError, match="decoder_position_shift must be a whole number from 0 .* 511"):
+            parse_args([CONFIG, f"model_overrides={{decoder_position_shift: {bad}}}"])
+    with pytest.raises(ConfigError, match="decoder_position_shift' expected int"):
+        parse_args([CONFIG, "model_overrides={decoder_position_shift: 2.5}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
         parse_args([CONFIG, "dataset=scan_simple"])
 
@@ -238,7 +243,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
 
     out = tmp_path / "out"
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
-                        "pointer_keys": True, "pointer_sides": True})
+                        "pointer_keys": True, "pointer_sides": True, "decoder_position_shift": 16})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -252,11 +257,13 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["unparsed_inputs"] == {"train": 0, "gen": 0}
     assert structure["cross_attention_structure"] == "pointer" and structure["pointer_offsets"] == 4
     assert structure["pointer_keys"] is True and structure["pointer_sides"] is True
+    assert structure["decoder_position_shift"] == 16
     assert res["train"]["global_step"] == 3 and res["splits"]["gen"]["n"] == 6
     card = (out / "seed_3" / "README.md").read_text()
     assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
     assert "clipped to ±4 (`pointer_offsets`)" in card and "added to the keys (`pointer_keys`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
+    assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -532,3 +539,44 @@ def test_pointer_keys_are_added_to_the_keys_of_the_cross_attention(pointer_tok):
             logits = (q[b, :, h, None] * keys).sum(-1) * attn.scaling + scalars
             expected = logits[:, real].softmax(-1)
             assert torch.allclose(out.cross_attentions[0][b, h][:, real], expected, atol=1e-5)
+
+
+def test_position_shifts_are_uniform_up_to_the_limit_and_stay_in_the_table():
+    from hf_recogs.models.modeling_structure_transformer import random_position_shifts
+
+    torch.manual_seed(0)
+    shifts = random_position_shifts(4000, 10, max_shift=5, table_size=32)
+    assert shifts.shape == (4000, 1) and set(shifts.flatten().tolist()) == {0, 1, 2, 3, 4, 5}
+    # a target of 30 positions in a table of 32 can start at 0, 1 or 2 only; one that fills the table at 0
+    assert set(random_position_shifts(4000, 30, max_shift=5, table_size=32).flatten().tolist()) == {0, 1, 2}
+    assert set(random_position_shifts(100, 32, max_shift=5, table_size=32).flatten().tolist()) == {0}
+
+
+def test_a_shifted_decoder_trains_on_shifted_positions_and_decodes_from_zero(pointer_tok, monkeypatch):
+    """In training, the decoder of a ``decoder_position_shift`` model reads the position rows from the drawn
+    offset on: with the offset fixed at 3 it gives the logits of the same model without the shift whose table is
+    moved 3 rows up. In evaluation it is that model without the shift, unmoved."""
+    from hf_recogs.models import modeling_structure_transformer as modeling
+
+    quiet = {"dropout": 0.0, "attention_dropout": 0.0, "activation_dropout": 0.0}
+    shifted = tiny(pointer_tok, decoder_position_shift=5, **quiet)
+    plain = tiny(pointer_tok, **quiet)
+    assert all(torch.equal(v, shifted.state_dict()[k]) for k, v in plain.state_dict().items())
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        assert torch.equal(shifted(**batch, labels=labels).logits, plain(**batch, labels=labels).logits)
+        draws = []
+
+        def fixed(batch_size, seq_length, max_shift, table_size, device=None):
+            draws.append((batch_size, seq_length, max_shift, table_size))
+            return torch.full((batch_size, 1), 3)
+
+        monkeypatch.setattr(modeling, "random_position_shifts", fixed)
+        trained = shifted.train()(**batch, labels=labels).logits
+        assert draws == [(2, labels.shape[1], 5, 32)]
+        table = plain.model.decoder.embed_positions.weight
+        assert not torch.allclose(trained, plain.train()(**batch, labels=labels).logits)
+        table[: -3] = table[3:].clone()
+        assert torch.allclose(trained, plain(**batch, labels=labels).logits, atol=1e-6)
+        shifted.eval()(**batch, labels=labels)
+        assert len(draws) == 1  # evaluation draws nothing

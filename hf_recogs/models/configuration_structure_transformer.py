@@ -88,6 +88,11 @@ class StructureTransformerConfig(BartConfig):
         pointer_token_ids: with ``"pointer"`` or ``pointer_offsets``: the id of the output token that names
             source position k is ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token).
             ``build_model`` reads them from the tokenizer (the tokens ``0``, ``1``, ...).
+        decoder_position_shift: K > 0: in training, the decoder's learned positions of each target start at a
+            random offset 0..K instead of 0 (SHAPE, Kiyono et al. 2021), so that every row of the position table
+            is trained and only the distances between positions carry information; decoding starts at 0, as
+            without it. It reads no tree (like ``pointer_offsets``), and needs K below
+            ``max_position_embeddings``; a target near the table's end gets a smaller offset. 0 (default): off.
     """
 
     model_type = "hf_recogs_structure_transformer"
@@ -103,6 +108,7 @@ class StructureTransformerConfig(BartConfig):
     pointer_keys: bool = False
     pointer_sides: bool = False
     pointer_token_ids: list[int] | None = None
+    decoder_position_shift: int = 0
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""
@@ -130,6 +136,10 @@ class StructureTransformerConfig(BartConfig):
         if self.pointer_sides and self.cross_attention_structure != "pointer":
             raise ValueError("pointer_sides splits the tree labels of the pointer term: it needs "
                              "cross_attention_structure='pointer'")
+        shift = self.decoder_position_shift
+        if not isinstance(shift, int) or not 0 <= shift < self.max_position_embeddings:
+            raise ValueError(f"decoder_position_shift must be a whole number from 0 (off) to "
+                             f"max_position_embeddings - 1 = {self.max_position_embeddings - 1}, got {shift!r}")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")

@@ -11,7 +11,8 @@ output named last by its position (with ``pointer_sides`` also by its side of th
 ``pointer_offsets`` one per offset of the source token from that word
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
 ``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
-``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps
+With ``decoder_position_shift`` the decoder's positions start at a random offset in training
+(``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps
 after that read the encoder's outputs, and only a tree-pointer model reads ``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
@@ -201,6 +202,14 @@ def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.
     return torch.where(last >= 0, named.gather(1, last.clamp(min=0)), -1)
 
 
+def random_position_shifts(batch_size: int, seq_length: int, max_shift: int, table_size: int,
+                           device=None) -> torch.Tensor:
+    """(batch, 1): for each target, the offset its decoder positions start at in training (SHAPE): uniform over
+    0..``max_shift``, and at most ``table_size - seq_length`` so that every position has a row of the table."""
+    highest = max(0, min(max_shift, table_size - seq_length))
+    return torch.randint(0, highest + 1, (batch_size, 1), device=device)
+
+
 class StructureTransformerDecoder(BartDecoder):
     """Bart's decoder; a pointer model's cross-attention masks carry learned terms per head for each source token:
     its tree relation to the word the output named last (``cross_attention_structure="pointer"``, labels of
@@ -215,6 +224,7 @@ class StructureTransformerDecoder(BartDecoder):
         self.pointer_bias = (StructureRelationBias(layers, heads, tree_labels)
                              if config.cross_attention_structure == "pointer" else None)
         self.max_offset = config.pointer_offsets
+        self.position_shift = config.decoder_position_shift
         # offsets -K..K, then one label for "nothing named"
         self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
         self.tree_keys = self.offset_keys = None
@@ -327,7 +337,14 @@ class StructureTransformerDecoder(BartDecoder):
                                                     encoder_hidden_states.shape[1])
             cross_masks = self.cross_attention_masks(tree, offsets, encoder_attention_mask, inputs_embeds.dtype)
             query_terms = self.query_terms(tree, offsets)
-        positions = self.embed_positions(input_ids, cache_length, position_ids=position_ids).to(inputs_embeds.device)
+        if self.training and self.position_shift and cache_length == 0:
+            # (batch, tgt_len) ids: Bart's embedding reads 1-D ids only, so index its table (and offset) directly
+            shifted = position_ids + random_position_shifts(batch_size, seq_length, self.position_shift,
+                                                            self.config.max_position_embeddings, position_ids.device)
+            positions = nn.functional.embedding(shifted + self.embed_positions.offset, self.embed_positions.weight)
+        else:
+            positions = self.embed_positions(input_ids, cache_length, position_ids=position_ids)
+        positions = positions.to(inputs_embeds.device)
         hidden_states = self.layernorm_embedding(inputs_embeds + positions)
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         for idx, decoder_layer in enumerate(self.layers):

@@ -118,7 +118,8 @@ def structure_settings(config) -> dict[str, Any]:
     """The resolved structure settings of a ``StructureTransformerConfig`` as the record keeps them, with the
     track they put the run on: a model that reads no relation (``encoder_structure`` and
     ``cross_attention_structure`` none) and no structure tokens reads no parse, so it is on the track without
-    input structure (``pointer_offsets`` read only the output's positions and the source order)."""
+    input structure (``pointer_offsets`` read only the output's positions and the source order,
+    ``decoder_position_shift`` nothing of the input)."""
     pointer = config.cross_attention_structure
     reads = config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
     return {
@@ -134,6 +135,7 @@ def structure_settings(config) -> dict[str, Any]:
         "pointer_offsets": config.pointer_offsets,
         "pointer_keys": bool(config.pointer_keys),
         "pointer_sides": bool(config.pointer_sides),
+        "decoder_position_shift": config.decoder_position_shift,
     }
 
 
