@@ -12,8 +12,9 @@ output named last by its position (with ``pointer_sides`` also by its side of th
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
 ``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
 With ``decoder_position_shift`` the decoder's positions start at a random offset in training
-(``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps
-after that read the encoder's outputs, and only a tree-pointer model reads ``relation_ids`` again.
+(``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder
+inputs; the decoding steps after that read the encoder's outputs, and only a tree-pointer model reads
+``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
 A hard mask on some heads forces those heads to gather from the token's tree neighbours only (the paper's best
