@@ -229,6 +229,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
     for bad in (-1, 512):  # the config's table has 512 positions
         with pytest.raises(ConfigError, match="decoder_position_shift must be a whole number from 0 .* 511"):
             parse_args([CONFIG, f"model_overrides={{decoder_position_shift: {bad}}}"])
+    with pytest.raises(ConfigError, match="pointer_argument_mask reads the tree .* needs cross_attention_structure"):
+        parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_argument_mask: true}"])
     with pytest.raises(ConfigError, match="decoder_position_shift' expected int"):
         parse_args([CONFIG, "model_overrides={decoder_position_shift: 2.5}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
@@ -243,7 +245,8 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
 
     out = tmp_path / "out"
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
-                        "pointer_keys": True, "pointer_sides": True, "decoder_position_shift": 16})
+                        "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
+                        "decoder_position_shift": 16})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -262,6 +265,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     card = (out / "seed_3" / "README.md").read_text()
     assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
     assert "clipped to ±4 (`pointer_offsets`)" in card and "added to the keys (`pointer_keys`)" in card
+    assert structure["pointer_argument_mask"] is True and "(`pointer_argument_mask`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
     assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
     baseline = {**res, "arch": "transformer", "input_structure": None}
@@ -409,13 +413,14 @@ def _forced_decoding(model, batch, target):
     return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
 
 
-@pytest.mark.parametrize("sides", [False, True])
-def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides):
+@pytest.mark.parametrize(("sides", "argument_mask"), [(False, False), (True, False), (False, True)])
+def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
-    with ``pointer_sides``, each source word's side of it)."""
+    with ``pointer_sides``, each source word's side of it; with ``pointer_argument_mask``, whether the step is
+    inside a second argument)."""
     model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
-                 pointer_sides=sides)
+                 pointer_sides=sides, pointer_argument_mask=argument_mask)
     with torch.no_grad():
         model.model.decoder.pointer_bias.weight.normal_(0, 2.0)
         model.model.decoder.offset_bias.weight.normal_(0, 2.0)
@@ -580,3 +585,62 @@ def test_a_shifted_decoder_trains_on_shifted_positions_and_decodes_from_zero(poi
         assert torch.allclose(trained, plain(**batch, labels=labels).logits, atol=1e-6)
         shifted.eval()(**batch, labels=labels)
         assert len(draws) == 1  # evaluation draws nothing
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pointer_argument_mask: a conjunct's second argument is read from the children and siblings of its first
+
+
+def test_argument_slots_by_hand(pointer_tok):
+    """Inside a second argument: from its ``,`` until a position token or ``)``. ReCOGS_pos: the ``,`` alone
+    (the next token is the argument); COGS: ``,``, ``x`` and ``_`` before the number, or ``,`` and a name."""
+    from hf_recogs.models.modeling_structure_transformer import argument_slots
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_argument_mask=True)
+    assert model.config.pointer_argument_tokens == pointer_tok.convert_tokens_to_ids([",", ")"])
+
+    def slots(text):
+        tokens = ["<s>", *text.split()]
+        ids = torch.tensor([pointer_tok.convert_tokens_to_ids(tokens)])
+        assert pointer_tok.unk_token_id not in ids
+        flags = argument_slots(ids, model.position_of_token, model.config.pointer_argument_tokens)[0].tolist()
+        return [t for t, flag in zip(tokens, flags, strict=True) if flag]
+
+    recogs = slots(TARGET)  # give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )
+    assert recogs == [",", ","]
+    assert slots("agent ( x _ 2 , x _ 1 ) AND theme ( x _ 2 , Emma ) AND cake ( x _ 3 )") == [
+        ",", "x", "_", ",", "Emma"]
+    with pytest.raises(ValueError, match="needs outputs of binary conjuncts .* has no ','"):
+        tiny(build_tokenizer([SENTENCE], ["cake ( 3 )"]), cross_attention_structure="pointer",
+             pointer_argument_mask=True)
+
+
+def test_the_argument_mask_hides_all_but_the_children_and_siblings_of_the_first_argument(pointer_tok):
+    """``Emma gave the cake to Liam .``: ``gave`` (1) has the children Emma, cake, Liam (0, 3, 5); Emma has the
+    siblings cake and Liam; ``the`` (2) has neither. Writing the second argument after ``( 1 ,`` every head
+    attends to 0, 3, 5 only; after ``( 0 ,`` to 3, 5; after ``( 2 ,`` as without the mask; every other step
+    exactly as without it."""
+    with_mask = tiny(pointer_tok, cross_attention_structure="pointer", pointer_argument_mask=True,
+                     attn_implementation="eager")
+    without = tiny(pointer_tok, cross_attention_structure="pointer", attn_implementation="eager")
+    assert with_mask.state_dict().keys() == without.state_dict().keys()  # no parameters of its own
+    batch = encoded(pointer_tok)
+    target = "give ( 1 ) AND agent ( 1 , 0 ) AND agent ( 0 , 3 ) AND agent ( 2 , 3 )"
+    labels = pointer_tok([target, "smile ( 1 )"], padding=True, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        masked = with_mask(**batch, labels=labels, output_attentions=True).cross_attentions
+        free = without(**batch, labels=labels, output_attentions=True).cross_attentions
+    inputs = ["<s>", *target.split()]
+    commas = [t for t, token in enumerate(inputs) if token == ","]
+    assert len(commas) == 3
+    for layer_masked, layer_free in zip(masked, free, strict=True):
+        for step, allowed in zip(commas, ([0, 3, 5], [3, 5], None), strict=True):
+            row = layer_masked[0, :, step]
+            if allowed is None:
+                assert torch.allclose(row, layer_free[0, :, step])
+                continue
+            hidden = [j for j in range(8) if j not in allowed]
+            assert (row[:, hidden] == 0).all() and (row[:, allowed] > 1e-3).all()
+        others = [t for t in range(len(inputs)) if t not in commas[:2]]
+        assert torch.allclose(layer_masked[0][:, others], layer_free[0][:, others], atol=1e-6)
+        assert torch.allclose(layer_masked[1], layer_free[1], atol=1e-6)  # no second argument

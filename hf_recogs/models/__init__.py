@@ -196,6 +196,9 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     config = build_config(arch, len(tokenizer), max_positions, special, **overrides)
     if isinstance(config, StructureTransformerConfig) and config.reads_pointer() and config.pointer_token_ids is None:
         config.pointer_token_ids = position_token_ids(tokenizer, max_positions)
+    if isinstance(config, StructureTransformerConfig) and config.pointer_argument_mask and \
+            config.pointer_argument_tokens is None:
+        config.pointer_argument_tokens = argument_token_ids(tokenizer)
     model = model_class(config)
     if arch in CLASSIFIERS:  # one logit, nothing to generate
         return model
@@ -222,6 +225,16 @@ def position_token_ids(tokenizer, max_positions: int) -> list[int]:
         raise ValueError("a pointer model needs outputs that name source positions by number (tokens 0, 1, ...); "
                          "this vocabulary has none")
     return ids
+
+
+def argument_token_ids(tokenizer) -> list[int]:
+    """The ids of the output tokens ``,`` (opens a conjunct's second argument) and ``)`` (closes it)."""
+    vocab = tokenizer.get_vocab()
+    missing = [t for t in (",", ")") if t not in vocab]
+    if missing:
+        raise ValueError(f"pointer_argument_mask needs outputs of binary conjuncts `role ( i , j )`; this vocabulary "
+                         f"has no {' or '.join(repr(t) for t in missing)}")
+    return [vocab[","], vocab[")"]]
 
 
 def count_parameters(model) -> int:

@@ -88,6 +88,15 @@ class StructureTransformerConfig(BartConfig):
         pointer_token_ids: with ``"pointer"`` or ``pointer_offsets``: the id of the output token that names
             source position k is ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token).
             ``build_model`` reads them from the tokenizer (the tokens ``0``, ``1``, ...).
+        pointer_argument_mask: with ``"pointer"``: while the output writes the second argument of a conjunct
+            (from its ``,`` until a position is named or ``)`` closes it: ``agent ( 6 , 1 )``, COGS ``agent ( x _
+            6 , x _ 1 )``), every cross-attention head sees only the source words that are children or siblings
+            of the word named last (the conjunct's first argument): where ReCOGS_pos and COGS put every second
+            argument, and never a word further down the tree, such as the noun inside a subject's prepositional
+            phrase. A row with no such word (no tree, a word without dependents) is left as it is. A hard mask
+            with no parameters. ``False`` (default): off.
+        pointer_argument_tokens: with ``pointer_argument_mask``: the ids of the output tokens ``,`` and ``)``
+            (``build_model`` reads them from the tokenizer).
         decoder_position_shift: K > 0: in training, the decoder's learned positions of each target start at a
             random offset 0..K instead of 0 (SHAPE, Kiyono et al. 2021), so that every row of the position table
             is trained and only the distances between positions carry information; decoding starts at 0, as
@@ -108,6 +117,8 @@ class StructureTransformerConfig(BartConfig):
     pointer_keys: bool = False
     pointer_sides: bool = False
     pointer_token_ids: list[int] | None = None
+    pointer_argument_mask: bool = False
+    pointer_argument_tokens: list[int] | None = None
     decoder_position_shift: int = 0
 
     def validate_architecture(self):
@@ -135,6 +146,9 @@ class StructureTransformerConfig(BartConfig):
                              "pointer_offsets > 0")
         if self.pointer_sides and self.cross_attention_structure != "pointer":
             raise ValueError("pointer_sides splits the tree labels of the pointer term: it needs "
+                             "cross_attention_structure='pointer'")
+        if self.pointer_argument_mask and self.cross_attention_structure != "pointer":
+            raise ValueError("pointer_argument_mask reads the tree around the word named last: it needs "
                              "cross_attention_structure='pointer'")
         shift = self.decoder_position_shift
         if not isinstance(shift, int) or not 0 <= shift < self.max_position_embeddings:

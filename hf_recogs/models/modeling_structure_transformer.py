@@ -11,10 +11,11 @@ output named last by its position (with ``pointer_sides`` also by its side of th
 ``pointer_offsets`` one per offset of the source token from that word
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
 ``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
-With ``decoder_position_shift`` the decoder's positions start at a random offset in training
-(``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder
-inputs; the decoding steps after that read the encoder's outputs, and only a tree-pointer model reads
-``relation_ids`` again.
+With ``pointer_argument_mask`` every cross-attention head that writes a conjunct's second argument sees only the
+children and siblings of its first (``argument_slots``). With ``decoder_position_shift`` the decoder's positions
+start at a random offset in training (``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the
+encoder once, with the other encoder inputs; the decoding steps after that read the encoder's outputs, and only a
+tree-pointer model reads ``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
 A hard mask on some heads forces those heads to gather from the token's tree neighbours only (the paper's best
@@ -53,6 +54,8 @@ from .configuration_structure_transformer import (
 )
 
 NO_POINTER = POINTER_RELATIONS.index("no_pointer")
+# where a conjunct's second argument stands in the tree of its first (``pointer_argument_mask``)
+ARGUMENT_RELATIONS = [TREE_RELATIONS.index("parent_to_child"), TREE_RELATIONS.index("sibling")]
 # label -> its label right of the pointed word (``pointer_sides``); the labels without a side map to themselves
 RIGHT_OF_POINTER = torch.tensor([POINTER_RELATIONS_WITH_SIDES.index(f"{name}:right") if name in SIDED_RELATIONS
                                  else i for i, name in enumerate(POINTER_RELATIONS)])
@@ -211,6 +214,19 @@ def random_position_shifts(batch_size: int, seq_length: int, max_shift: int, tab
     return torch.randint(0, highest + 1, (batch_size, 1), device=device)
 
 
+def argument_slots(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor,
+                   argument_tokens: list[int]) -> torch.Tensor:
+    """(batch, tgt_len) bool: whether each decoder input token is inside a conjunct's second argument, i.e. the
+    last of the tokens ``,`` (opens), ``)`` or a position token (close) up to and including it is ``,``. The
+    next token is then (part of) the argument: ``0`` after ``agent ( 1 ,``; ``x``, ``_``, ``1`` in COGS."""
+    comma, close = argument_tokens
+    opens = decoder_input_ids == comma
+    closes = (decoder_input_ids == close) | (position_of_token[decoder_input_ids] >= 0)
+    steps = torch.arange(decoder_input_ids.shape[1], device=decoder_input_ids.device).expand_as(decoder_input_ids)
+    last_open = torch.where(opens, steps, -1).cummax(dim=1).values
+    return last_open > torch.where(closes, steps, -1).cummax(dim=1).values
+
+
 class StructureTransformerDecoder(BartDecoder):
     """Bart's decoder; a pointer model's cross-attention masks carry learned terms per head for each source token:
     its tree relation to the word the output named last (``cross_attention_structure="pointer"``, labels of
@@ -226,6 +242,7 @@ class StructureTransformerDecoder(BartDecoder):
                              if config.cross_attention_structure == "pointer" else None)
         self.max_offset = config.pointer_offsets
         self.position_shift = config.decoder_position_shift
+        self.argument_mask = config.pointer_argument_mask
         # offsets -K..K, then one label for "nothing named"
         self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
         self.tree_keys = self.offset_keys = None
@@ -246,14 +263,22 @@ class StructureTransformerDecoder(BartDecoder):
         return inside, at
 
     @classmethod
+    def relations_to_pointed(cls, pointer, source_relation_ids, encoder_attention_mask) -> tuple:
+        """(whether each decoder token points inside the source, the pointer clamped into it, (batch, tgt_len,
+        src_len) the tree relation of each source token seen from the pointed word: ``parent_to_child`` where it
+        is that word's child)."""
+        src_len = source_relation_ids.shape[-1]
+        inside, at = cls.pointed(pointer, encoder_attention_mask, src_len)
+        return inside, at, source_relation_ids.long().gather(1, at[..., None].expand(-1, -1, src_len))
+
+    @classmethod
     def pointer_labels(cls, pointer, source_relation_ids, encoder_attention_mask, sides: bool = False) -> torch.Tensor:
         """(batch, tgt_len, src_len) labels: the relation of each source token to the pointed source word,
         ``no_pointer`` where nothing (or padding, or a position past the source) is pointed at; with ``sides``,
         the labels of ``POINTER_RELATIONS_WITH_SIDES`` (a sided relation right of the pointed word gets its
         ``:right`` label)."""
         src_len = source_relation_ids.shape[-1]
-        inside, at = cls.pointed(pointer, encoder_attention_mask, src_len)
-        rows = source_relation_ids.long().gather(1, at[..., None].expand(-1, -1, src_len))
+        inside, at, rows = cls.relations_to_pointed(pointer, source_relation_ids, encoder_attention_mask)
         if sides:
             right = torch.arange(src_len, device=rows.device) > at[..., None]
             rows = torch.where(right, RIGHT_OF_POINTER.to(rows.device)[rows], rows)
@@ -268,6 +293,18 @@ class StructureTransformerDecoder(BartDecoder):
         labels = offsets.clamp(-max_offset, max_offset) + max_offset
         return torch.where(inside[..., None], labels, 2 * max_offset + 1)
 
+    @classmethod
+    def argument_blocked(cls, pointer, slots, source_relation_ids, encoder_attention_mask) -> torch.Tensor:
+        """(batch, tgt_len, src_len) bool: the source tokens that ``pointer_argument_mask`` hides from a decoder
+        token: inside a second argument (``slots``), every token that is not a child or sibling of the pointed
+        word; nothing where that word has no child or sibling in the source."""
+        inside, _, rows = cls.relations_to_pointed(pointer, source_relation_ids, encoder_attention_mask)
+        allowed = torch.isin(rows, torch.tensor(ARGUMENT_RELATIONS, device=rows.device))
+        if encoder_attention_mask is not None:
+            allowed &= encoder_attention_mask.bool()[:, None, :]
+        applies = slots & inside & allowed.any(dim=-1)
+        return applies[..., None] & ~allowed
+
     def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int) -> tuple:
         """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off."""
         tree = (self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask, self.pointer_sides)
@@ -276,9 +313,9 @@ class StructureTransformerDecoder(BartDecoder):
                    if self.offset_bias is not None else None)
         return tree, offsets
 
-    def cross_attention_masks(self, tree, offsets, encoder_attention_mask, dtype) -> list:
+    def cross_attention_masks(self, tree, offsets, encoder_attention_mask, dtype, blocked=None) -> list:
         """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms,
-        and the dtype's minimum on padding keys."""
+        and the dtype's minimum on padding keys and on the ``blocked`` (batch, tgt_len, src_len) pairs."""
         masks = []
         for layer in range(len(self.layers)):
             terms = [bias(layer, labels) for bias, labels in ((self.pointer_bias, tree), (self.offset_bias, offsets))
@@ -286,6 +323,8 @@ class StructureTransformerDecoder(BartDecoder):
             term = sum(terms[1:], terms[0]).to(dtype)
             if encoder_attention_mask is not None:
                 term = term.masked_fill(~encoder_attention_mask.bool()[:, None, None, :], torch.finfo(dtype).min)
+            if blocked is not None:
+                term = term.masked_fill(blocked[:, None], torch.finfo(dtype).min)
             masks.append(term)
         return masks
 
@@ -306,9 +345,9 @@ class StructureTransformerDecoder(BartDecoder):
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 cache=None, inputs_embeds=None, use_cache=None, source_relation_ids=None, decoder_pointer=None,
-                **kwargs):
-        """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` and the
-        encoder's ``source_relation_ids``."""
+                decoder_argument_slots=None, **kwargs):
+        """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` (and
+        with ``pointer_argument_mask`` ``decoder_argument_slots``) and the encoder's ``source_relation_ids``."""
         if (input_ids is None) ^ (inputs_embeds is not None):
             raise ValueError("You must specify exactly one of decoder_input_ids or decoder_inputs_embeds")
         if inputs_embeds is None:
@@ -336,7 +375,15 @@ class StructureTransformerDecoder(BartDecoder):
                                  "decoder_input_ids or labels, or generate()")
             tree, offsets = self.pointer_label_sets(decoder_pointer, source_relation_ids, encoder_attention_mask,
                                                     encoder_hidden_states.shape[1])
-            cross_masks = self.cross_attention_masks(tree, offsets, encoder_attention_mask, inputs_embeds.dtype)
+            blocked = None
+            if self.argument_mask:
+                if decoder_argument_slots is None:
+                    raise ValueError("a pointer_argument_mask model needs decoder_argument_slots: call it with "
+                                     "decoder_input_ids or labels, or generate()")
+                blocked = self.argument_blocked(decoder_pointer, decoder_argument_slots, source_relation_ids,
+                                                encoder_attention_mask)
+            cross_masks = self.cross_attention_masks(tree, offsets, encoder_attention_mask, inputs_embeds.dtype,
+                                                     blocked)
             query_terms = self.query_terms(tree, offsets)
         if self.training and self.position_shift and cache_length == 0:
             # (batch, tgt_len) ids: Bart's embedding reads 1-D ids only, so index its table (and offset) directly
@@ -427,6 +474,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                 if kwargs.get("cache") is not None and kwargs["cache"].get_seq_length() > 0:
                     raise ValueError("a decoding step with a cache needs decoder_pointer (generate() passes it)")
                 decoder_pointer = pointer_positions(kwargs["decoder_input_ids"], self.position_of_token)
+                if self.config.pointer_argument_mask:
+                    kwargs["decoder_argument_slots"] = argument_slots(
+                        kwargs["decoder_input_ids"], self.position_of_token, self.config.pointer_argument_tokens)
             kwargs.update(source_relation_ids=relation_ids, decoder_pointer=decoder_pointer)
         return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
                                **kwargs)
@@ -438,6 +488,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         if self.position_of_token is not None:
             step = inputs["decoder_input_ids"].shape[1]
             inputs["decoder_pointer"] = pointer_positions(input_ids, self.position_of_token)[:, -step:]
+            if self.config.pointer_argument_mask:
+                inputs["decoder_argument_slots"] = argument_slots(
+                    input_ids, self.position_of_token, self.config.pointer_argument_tokens)[:, -step:]
         return inputs
 
 

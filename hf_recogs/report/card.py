@@ -154,6 +154,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     if pointer and structure.get("pointer_sides"):
         pointer += (" Its tree labels also said on which side of that word a source word stands "
                     "(`pointer_sides`).")
+    if pointer and structure.get("pointer_argument_mask"):
+        pointer += (" While writing a conjunct's second argument, every cross-attention head saw only the children "
+                    "and siblings of its first (`pointer_argument_mask`).")
     return (f"\n\nTrack: **with input structure**. The encoder read the parse tree of every input from hf_recogs' "
             f"own parser (`{structure.get('parser')}`, which reads the sentence alone, never the gold output): "
             f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "

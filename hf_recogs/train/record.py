@@ -135,6 +135,7 @@ def structure_settings(config) -> dict[str, Any]:
         "pointer_offsets": config.pointer_offsets,
         "pointer_keys": bool(config.pointer_keys),
         "pointer_sides": bool(config.pointer_sides),
+        "pointer_argument_mask": bool(config.pointer_argument_mask),
         "decoder_position_shift": config.decoder_position_shift,
     }
 
