@@ -12,6 +12,7 @@ from hf_recogs.report.errors import (
     KINDS,
     ROLE_TAKERS,
     error_tables,
+    first_difference,
     first_error,
     markdown,
     subject_role_taker,
@@ -39,6 +40,12 @@ GOLD = "* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 ) AND age
 def test_first_error_kinds_by_hand(prediction, kind):
     assert first_error(GOLD, prediction) == kind
     assert kind is None or kind in KINDS
+
+
+def test_first_difference_by_hand():
+    assert first_difference(GOLD, GOLD) == 31
+    assert first_difference(GOLD, "* baby ( 1 ) ; box ( 4 ) ;") == 6
+    assert first_difference("a b", "a b c") == first_difference("a b c", "a b") == 2
 
 
 def test_subject_roles_take_every_role_of_the_first_noun_with_a_phrase():
@@ -108,7 +115,11 @@ def test_error_tables_count_wrong_rows_by_category_and_depth():
     assert tables["kinds"]["pp_recursion, depth 3"] == {"ends too early": 1, "goes on after the gold end": 1}
     assert tables["subject_roles"] == {("agent", "theme"): 1} and tables["subject_phrase_right"] == 1
     assert tables["subject_role_takers"] == {"no one": 1}
+    # GOLD has 31 tokens: the short prediction stops at token 5, the long one goes on at 31; obj_pp's row writes
+    # theme for agent at token 25
+    assert tables["first_wrong_token"] == {"obj_pp_to_subj_pp": 25, "pp_recursion, depth 3": 18}
     assert "| pp_recursion, depth 3 | 2 | 1 | 1 | 0 |" in markdown(tables)
+    assert markdown(tables).splitlines()[2].endswith("| 0 | 0 | 1 | 25 |")
 
 
 @pytest.mark.mirror

@@ -11,6 +11,10 @@ A ReCOGS_pos logical form lists its nouns first (``* baby ( 1 ) ; tray ( 4 ) ;``
   ``noun list: other``;
 - in the predicates: ``wrong preposition`` (of an ``nmod``), ``wrong index``, ``predicates: other``.
 
+The tables also give, per row of the table, the median position (in tokens) of the first difference: a model
+whose wrong rows all start to go wrong near one position, whatever the depth, runs out of trained positions
+rather than of structure.
+
 Greedy errors compound, so the first difference says where a wrong output starts to go wrong, not everything
 that is wrong in it. For ``obj_pp_to_subj_pp`` it also counts the wrong rows that give the subject other roles
 than the gold form, those that still write every ``nmod`` conjunct of the gold form, and which noun the
@@ -23,6 +27,7 @@ model can take for the subject, since in training the subject is also the noun j
 from __future__ import annotations
 
 import re
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -43,11 +48,18 @@ def _noun_list_end(tokens: list[str]) -> int:
     return max((i + 1 for i, t in enumerate(tokens) if t == ";"), default=0)
 
 
+def first_difference(gold: str, prediction: str) -> int:
+    """The index of the first token where ``prediction`` leaves ``gold`` (the shorter one's length when one is
+    the start of the other)."""
+    g, p = gold.split(), prediction.split()
+    return next((k for k, (a, b) in enumerate(zip(g, p)) if a != b), min(len(g), len(p)))
+
+
 def first_error(gold: str, prediction: str) -> str | None:
     """The kind of the first token where ``prediction`` leaves ``gold`` (module docstring); None when they are
     the same string."""
     g, p = gold.split(), prediction.split()
-    i = next((k for k, (a, b) in enumerate(zip(g, p)) if a != b), min(len(g), len(p)))
+    i = first_difference(gold, prediction)
     if i == len(g) and i == len(p):
         return None
     if i == len(p):
@@ -120,9 +132,11 @@ def subject_role_taker(gold: str, prediction: str) -> str | None:
 
 def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any]:
     """Counts over the wrong rows (``sem`` false; ``exact`` false for a config scored by exact match):
-    first-error kinds per category (and, with ``depth_of(category, input)``, per category and depth), and the
-    subject's gold → predicted roles in ``obj_pp_to_subj_pp`` and who takes its first gold role."""
+    first-error kinds per category (and, with ``depth_of(category, input)``, per category and depth) with the
+    median token position of the first error, and the subject's gold → predicted roles in
+    ``obj_pp_to_subj_pp`` and who takes its first gold role."""
     kinds: dict[str, Counter] = defaultdict(Counter)
+    positions: dict[str, list[int]] = defaultdict(list)
     wrong: Counter = Counter()
     roles: Counter = Counter()
     takers: Counter = Counter()
@@ -138,23 +152,28 @@ def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any
             continue
         wrong[key] += 1
         kinds[key][kind] += 1
+        positions[key].append(first_difference(r["gold"], r["prediction"]))
         if category == "obj_pp_to_subj_pp":
             roles[subject_roles(r["gold"], r["prediction"])] += 1
             taker = subject_role_taker(r["gold"], r["prediction"])
             if taker is not None:
                 takers[taker] += 1
             phrase_right += set(_NMOD.findall(r["gold"])) <= set(_NMOD.findall(r["prediction"]))
-    return {"wrong": dict(wrong), "kinds": {k: dict(c) for k, c in kinds.items()}, "subject_roles": dict(roles),
+    return {"wrong": dict(wrong), "kinds": {k: dict(c) for k, c in kinds.items()},
+            "first_wrong_token": {k: statistics.median(v) for k, v in positions.items()}, "subject_roles": dict(roles),
             "subject_phrase_right": phrase_right, "subject_role_takers": dict(takers)}
 
 
 def markdown(tables: dict[str, Any]) -> str:
-    """The tables as Markdown: one row per category (or category and depth), one column per kind."""
+    """The tables as Markdown: one row per category (or category and depth), one column per kind, and the median
+    token position of the first error last."""
     keys = sorted(tables["wrong"], key=_natural)
-    lines = ["| category | wrong rows | " + " | ".join(KINDS) + " |", "|---" * (len(KINDS) + 2) + "|"]
+    lines = ["| category | wrong rows | " + " | ".join(KINDS) + " | first error at token (median) |",
+             "|---" * (len(KINDS) + 3) + "|"]
     for key in keys:
         counts = tables["kinds"].get(key, {})
-        lines.append(f"| {key} | {tables['wrong'][key]} | " + " | ".join(str(counts.get(k, 0)) for k in KINDS) + " |")
+        lines.append(f"| {key} | {tables['wrong'][key]} | " + " | ".join(str(counts.get(k, 0)) for k in KINDS)
+                     + f" | {tables['first_wrong_token'][key]:g} |")
     if tables["subject_roles"]:
         wrong = sum(tables["subject_roles"].values())
         changed = sum(n for (gold, predicted), n in tables["subject_roles"].items() if gold != predicted)
