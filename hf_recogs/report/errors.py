@@ -52,7 +52,7 @@ def first_difference(gold: str, prediction: str) -> int:
     """The index of the first token where ``prediction`` leaves ``gold`` (the shorter one's length when one is
     the start of the other)."""
     g, p = gold.split(), prediction.split()
-    return next((k for k, (a, b) in enumerate(zip(g, p)) if a != b), min(len(g), len(p)))
+    return next((k for k, (a, b) in enumerate(zip(g, p, strict=False)) if a != b), min(len(g), len(p)))
 
 
 def first_error(gold: str, prediction: str) -> str | None:
