@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from hf_recogs.report.compute import compute_table
 from hf_recogs.scoring import percent_text
 
 # ---------------------------------------------------------------------------------------------------------
@@ -548,6 +549,12 @@ def run_section(run: Run) -> list[str]:
     if depth_rows:
         lines += ["", f"{head}, per depth (recorded by the seeds listed):", ""]
         lines += _table("category, depth", depth_rows)
+    compute = compute_table(run.seeds)
+    if compute:
+        lines += ["", "Compute to each level: the first learning-curve evaluation at or above it (on samples of the "
+                  "splits: for planning, never for choosing) and the training time until then (CPU thread-hours, or "
+                  "GPU minutes):", ""]
+        lines += compute
     if any(lv in (run.split(head) or {}) for lv in SYGNS_LEVELS):
         lines += ["", f"{head}, the SyGNS levels (`sygns_match`):", ""]
         rows = []
