@@ -229,6 +229,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
     for bad in (-1, 512):  # the config's table has 512 positions
         with pytest.raises(ConfigError, match="decoder_position_shift must be a whole number from 0 .* 511"):
             parse_args([CONFIG, f"model_overrides={{decoder_position_shift: {bad}}}"])
+    with pytest.raises(ConfigError, match="pointer_coverage counts the positions the output names: it needs a pointer"):
+        parse_args([CONFIG, "model_overrides={pointer_coverage: true}"])
     with pytest.raises(ConfigError, match="pointer_argument_mask reads the tree .* needs cross_attention_structure"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_argument_mask: true}"])
     with pytest.raises(ConfigError, match="decoder_position_shift' expected int"):
@@ -246,7 +248,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     out = tmp_path / "out"
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
-                        "decoder_position_shift": 16})
+                        "pointer_coverage": True, "decoder_position_shift": 16})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -266,6 +268,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
     assert "clipped to ±4 (`pointer_offsets`)" in card and "added to the keys (`pointer_keys`)" in card
     assert structure["pointer_argument_mask"] is True and "(`pointer_argument_mask`)" in card
+    assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
     assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
     baseline = {**res, "arch": "transformer", "input_structure": None}
@@ -413,17 +416,20 @@ def _forced_decoding(model, batch, target):
     return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
 
 
-@pytest.mark.parametrize(("sides", "argument_mask"), [(False, False), (True, False), (False, True)])
-def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask):
+@pytest.mark.parametrize(("sides", "argument_mask", "coverage"),
+                         [(False, False, False), (True, False, False), (False, True, True)])
+def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
     with ``pointer_sides``, each source word's side of it; with ``pointer_argument_mask``, whether the step is
-    inside a second argument)."""
+    inside a second argument; with ``pointer_coverage``, how often each word was named before)."""
     model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
-                 pointer_sides=sides, pointer_argument_mask=argument_mask)
+                 pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_coverage=coverage)
+    terms = [model.model.decoder.pointer_bias, model.model.decoder.offset_bias]
+    terms += [model.model.decoder.coverage_bias] if coverage else []
     with torch.no_grad():
-        model.model.decoder.pointer_bias.weight.normal_(0, 2.0)
-        model.model.decoder.offset_bias.weight.normal_(0, 2.0)
+        for bias in terms:
+            bias.weight.normal_(0, 2.0)
         model.model.encoder.relation_bias.weight.normal_(0, 1.0)
     batch, labels = _pointer_batch(pointer_tok)
     target = labels[:1]
@@ -434,7 +440,7 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides
         teacher = model(**one, labels=target).logits[0]
         assert torch.allclose(logits, teacher, atol=1e-4)
         # each term changes what the model predicts: without it the logits differ
-        for bias in (model.model.decoder.pointer_bias, model.model.decoder.offset_bias):
+        for bias in terms:
             kept = bias.weight.clone()
             bias.weight.zero_()
             assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
@@ -644,3 +650,46 @@ def test_the_argument_mask_hides_all_but_the_children_and_siblings_of_the_first_
         others = [t for t in range(len(inputs)) if t not in commas[:2]]
         assert torch.allclose(layer_masked[0][:, others], layer_free[0][:, others], atol=1e-6)
         assert torch.allclose(layer_masked[1], layer_free[1], atol=1e-6)  # no second argument
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pointer_coverage: how many times the output has named each source word so far
+
+
+def test_coverage_counts_by_hand(pointer_tok):
+    from hf_recogs.models.modeling_structure_transformer import coverage_counts
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_coverage=True)
+    tokens = ["<s>", *"give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )".split()]
+    ids = torch.tensor([pointer_tok.convert_tokens_to_ids(tokens)])
+    counts = coverage_counts(ids, model.position_of_token, 4)
+    # positions 0..3 after each token: "1" at inputs 3, 8 and 15 (the third is capped at 2), "0" at 10, "3" at 17
+    assert counts[0, 2].tolist() == [0, 0, 0, 0] and counts[0, 3].tolist() == [0, 1, 0, 0]
+    assert counts[0, 8].tolist() == [0, 2, 0, 0] and counts[0, 10].tolist() == [1, 2, 0, 0]
+    assert counts[0, 15].tolist() == [1, 2, 0, 0] and counts[0, -1].tolist() == [1, 2, 0, 1]
+    assert torch.equal(coverage_counts(ids, model.position_of_token, 4, last=3), counts[:, -3:])
+    assert torch.equal(coverage_counts(ids, model.position_of_token, 4, most=5)[0, -1], torch.tensor([1, 3, 0, 1]))
+
+
+def test_a_fresh_coverage_term_changes_nothing_and_a_trained_one_reaches_words_by_count(pointer_tok):
+    """Zero at the start: the model without it, exactly. A large negative term on ``never named`` takes every
+    head's cross-attention off the words not named yet, once some word is named: after ``give ( 1`` onto
+    ``gave`` alone, after ``agent ( 1 , 0`` onto ``Emma`` and ``gave``; before any word is named every word has
+    the same label and the attention is the model's without the term."""
+    plain = tiny(pointer_tok, cross_attention_structure="pointer", pointer_keys=True, attn_implementation="eager")
+    covered = tiny(pointer_tok, cross_attention_structure="pointer", pointer_keys=True, pointer_coverage=True,
+                   attn_implementation="eager")
+    extra = set(covered.state_dict()) - set(plain.state_dict())
+    assert extra == {"model.decoder.coverage_bias.weight", "model.decoder.coverage_keys.weight"}
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        free = plain(**batch, labels=labels, output_attentions=True)
+        fresh = covered(**batch, labels=labels, output_attentions=True)
+        assert torch.allclose(fresh.logits, free.logits, atol=1e-6)
+        covered.model.decoder.coverage_bias.weight[:, :, 0] = -1e4
+        cross = covered(**batch, labels=labels, output_attentions=True).cross_attentions[0][0]
+    # decoder inputs: <s> give ( 1 ) AND agent ( 1 , 0 ...: "1" is input 3, "0" input 10
+    # (-1e4 on every logit of a row leaves float32 about 1e-3 of resolution)
+    assert torch.allclose(cross[:, :3], free.cross_attentions[0][0][:, :3], atol=1e-3)
+    assert (cross[:, 3:10, 1] > 0.999).all()
+    assert (cross[:, 10, :2].sum(-1) > 0.999).all() and (cross[:, 10, :2] > 1e-3).all()

@@ -88,6 +88,12 @@ class StructureTransformerConfig(BartConfig):
         pointer_token_ids: with ``"pointer"`` or ``pointer_offsets``: the id of the output token that names
             source position k is ``pointer_token_ids[k]`` (-1 where the vocabulary has no such token).
             ``build_model`` reads them from the tokenizer (the tokens ``0``, ``1``, ...).
+        pointer_coverage: with a pointer term on: every decoder layer also adds a learned scalar per (head, how many
+            times the output has named source word j so far: 0, 1, 2 or more) to its cross-attention logits (and
+            with ``pointer_keys`` a key part per count), zero at initialisation: coverage (Tu et al. 2016) read
+            from the output's own position tokens. In ReCOGS_pos every noun is named in the noun list and again
+            as an argument, every verb at least once: an output is done when every content word has had its
+            turns. It reads no tree. ``False`` (default): off.
         pointer_argument_mask: with ``"pointer"``: while the output writes the second argument of a conjunct
             (from its ``,`` until a position is named or ``)`` closes it: ``agent ( 6 , 1 )``, COGS ``agent ( x _
             6 , x _ 1 )``), every cross-attention head sees only the source words that are children or siblings
@@ -117,6 +123,7 @@ class StructureTransformerConfig(BartConfig):
     pointer_keys: bool = False
     pointer_sides: bool = False
     pointer_token_ids: list[int] | None = None
+    pointer_coverage: bool = False
     pointer_argument_mask: bool = False
     pointer_argument_tokens: list[int] | None = None
     decoder_position_shift: int = 0
@@ -147,6 +154,9 @@ class StructureTransformerConfig(BartConfig):
         if self.pointer_sides and self.cross_attention_structure != "pointer":
             raise ValueError("pointer_sides splits the tree labels of the pointer term: it needs "
                              "cross_attention_structure='pointer'")
+        if self.pointer_coverage and not self.reads_pointer():
+            raise ValueError("pointer_coverage counts the positions the output names: it needs a pointer term, "
+                             "cross_attention_structure='pointer' and/or pointer_offsets > 0")
         if self.pointer_argument_mask and self.cross_attention_structure != "pointer":
             raise ValueError("pointer_argument_mask reads the tree around the word named last: it needs "
                              "cross_attention_structure='pointer'")

@@ -11,11 +11,13 @@ output named last by its position (with ``pointer_sides`` also by its side of th
 ``pointer_offsets`` one per offset of the source token from that word
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
 ``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
-With ``pointer_argument_mask`` every cross-attention head that writes a conjunct's second argument sees only the
-children and siblings of its first (``argument_slots``). With ``decoder_position_shift`` the decoder's positions
-start at a random offset in training (``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the
-encoder once, with the other encoder inputs; the decoding steps after that read the encoder's outputs, and only a
-tree-pointer model reads ``relation_ids`` again.
+With ``pointer_coverage`` they also get a learned term per source word by how many times the output has named it
+so far (``coverage_counts``). With ``pointer_argument_mask`` every cross-attention head that writes a conjunct's
+second argument sees only the children and siblings of its first (``argument_slots``). With
+``decoder_position_shift`` the decoder's positions start at a random offset in training
+(``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder
+inputs; the decoding steps after that read the encoder's outputs, and only a tree-pointer model reads
+``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
 A hard mask on some heads forces those heads to gather from the token's tree neighbours only (the paper's best
@@ -54,6 +56,8 @@ from .configuration_structure_transformer import (
 )
 
 NO_POINTER = POINTER_RELATIONS.index("no_pointer")
+# ``pointer_coverage``: a source word named 0, 1, or 2 or more times so far
+COVERAGE_LABELS = 3
 # where a conjunct's second argument stands in the tree of its first (``pointer_argument_mask``)
 ARGUMENT_RELATIONS = [TREE_RELATIONS.index("parent_to_child"), TREE_RELATIONS.index("sibling")]
 # label -> its label right of the pointed word (``pointer_sides``); the labels without a side map to themselves
@@ -206,6 +210,20 @@ def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.
     return torch.where(last >= 0, named.gather(1, last.clamp(min=0)), -1)
 
 
+def coverage_counts(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor, positions: int,
+                    last: int | None = None, most: int = 2) -> torch.Tensor:
+    """(batch, tgt_len, positions): for each decoder input token, how many times the tokens up to and including it
+    have named each source position, capped at ``most``; with ``last``, for the last ``last`` tokens only (a
+    decoding step: the earlier ones are summed, not expanded)."""
+    named = position_of_token[decoder_input_ids]
+    start = 0 if last is None else named.shape[1] - last
+    before, window = named[:, :start], named[:, start:]
+    counts = torch.zeros(named.shape[0], positions, dtype=torch.long, device=named.device)
+    counts.scatter_add_(1, before.clamp(min=0), (before >= 0).long())
+    steps = nn.functional.one_hot(window.clamp(min=0), positions) * (window >= 0)[..., None]
+    return (counts[:, None] + steps.cumsum(dim=1)).clamp(max=most)
+
+
 def random_position_shifts(batch_size: int, seq_length: int, max_shift: int, table_size: int,
                            device=None) -> torch.Tensor:
     """(batch, 1): for each target, the offset its decoder positions start at in training (SHAPE): uniform over
@@ -245,13 +263,17 @@ class StructureTransformerDecoder(BartDecoder):
         self.argument_mask = config.pointer_argument_mask
         # offsets -K..K, then one label for "nothing named"
         self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
-        self.tree_keys = self.offset_keys = None
+        self.coverage_bias = (StructureRelationBias(layers, heads, COVERAGE_LABELS) if config.pointer_coverage
+                              else None)
+        self.tree_keys = self.offset_keys = self.coverage_keys = None
         if config.pointer_keys:
             self.layers = nn.ModuleList([StructureTransformerDecoderLayer(config, layer_idx=i) for i in range(layers)])
             if self.pointer_bias is not None:
                 self.tree_keys = PointerKeys(layers, tree_labels, config.d_model)
             if self.offset_bias is not None:
                 self.offset_keys = PointerKeys(layers, 2 * self.max_offset + 2, config.d_model)
+            if self.coverage_bias is not None:
+                self.coverage_keys = PointerKeys(layers, COVERAGE_LABELS, config.d_model)
 
     @staticmethod
     def pointed(pointer, encoder_attention_mask, src_len: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -313,13 +335,14 @@ class StructureTransformerDecoder(BartDecoder):
                    if self.offset_bias is not None else None)
         return tree, offsets
 
-    def cross_attention_masks(self, tree, offsets, encoder_attention_mask, dtype, blocked=None) -> list:
-        """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms,
-        and the dtype's minimum on padding keys and on the ``blocked`` (batch, tgt_len, src_len) pairs."""
+    def cross_attention_masks(self, labels, encoder_attention_mask, dtype, blocked=None) -> list:
+        """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms of
+        ``labels`` (tree, offset and coverage labels, None for a term that is off), and the dtype's minimum on
+        padding keys and on the ``blocked`` (batch, tgt_len, src_len) pairs."""
         masks = []
+        biases = (self.pointer_bias, self.offset_bias, self.coverage_bias)
         for layer in range(len(self.layers)):
-            terms = [bias(layer, labels) for bias, labels in ((self.pointer_bias, tree), (self.offset_bias, offsets))
-                     if bias is not None]
+            terms = [bias(layer, names) for bias, names in zip(biases, labels, strict=True) if bias is not None]
             term = sum(terms[1:], terms[0]).to(dtype)
             if encoder_attention_mask is not None:
                 term = term.masked_fill(~encoder_attention_mask.bool()[:, None, None, :], torch.finfo(dtype).min)
@@ -328,16 +351,17 @@ class StructureTransformerDecoder(BartDecoder):
             masks.append(term)
         return masks
 
-    def query_terms(self, tree, offsets) -> list:
-        """Per layer, the ``pointer_keys`` term as a function of that layer's cross-attention queries (None
-        without ``pointer_keys``)."""
-        if self.tree_keys is None and self.offset_keys is None:
+    def query_terms(self, labels) -> list:
+        """Per layer, the ``pointer_keys`` term of the terms of ``labels`` as a function of that layer's
+        cross-attention queries (None without ``pointer_keys``)."""
+        all_keys = (self.tree_keys, self.offset_keys, self.coverage_keys)
+        if all(keys is None for keys in all_keys):
             return [None] * len(self.layers)
 
         def term_of(layer):
             def term(query, scaling):
-                parts = [keys(layer, query, labels, scaling) for keys, labels in
-                         ((self.tree_keys, tree), (self.offset_keys, offsets)) if keys is not None]
+                parts = [keys(layer, query, names, scaling) for keys, names in zip(all_keys, labels, strict=True)
+                         if keys is not None]
                 return sum(parts[1:], parts[0])
             return term
         return [term_of(layer) for layer in range(len(self.layers))]
@@ -345,9 +369,10 @@ class StructureTransformerDecoder(BartDecoder):
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 cache=None, inputs_embeds=None, use_cache=None, source_relation_ids=None, decoder_pointer=None,
-                decoder_argument_slots=None, **kwargs):
-        """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` (and
-        with ``pointer_argument_mask`` ``decoder_argument_slots``) and the encoder's ``source_relation_ids``."""
+                decoder_argument_slots=None, decoder_coverage=None, **kwargs):
+        """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` (with
+        ``pointer_argument_mask`` also ``decoder_argument_slots``, with ``pointer_coverage``
+        ``decoder_coverage``) and the encoder's ``source_relation_ids``."""
         if (input_ids is None) ^ (inputs_embeds is not None):
             raise ValueError("You must specify exactly one of decoder_input_ids or decoder_inputs_embeds")
         if inputs_embeds is None:
@@ -373,8 +398,17 @@ class StructureTransformerDecoder(BartDecoder):
                 raise ValueError("a pointer model needs the decoder tokens' pointer (and, with "
                                  "cross_attention_structure='pointer', the encoder's relation_ids): call it with "
                                  "decoder_input_ids or labels, or generate()")
+            src_len = encoder_hidden_states.shape[1]
             tree, offsets = self.pointer_label_sets(decoder_pointer, source_relation_ids, encoder_attention_mask,
-                                                    encoder_hidden_states.shape[1])
+                                                    src_len)
+            coverage = None
+            if self.coverage_bias is not None:
+                if decoder_coverage is None:
+                    raise ValueError("a pointer_coverage model needs decoder_coverage: call it with "
+                                     "decoder_input_ids or labels, or generate()")
+                # positions past those the output can name were never named
+                coverage = nn.functional.pad(decoder_coverage, (0, max(0, src_len - decoder_coverage.shape[-1])))
+                coverage = coverage[..., :src_len]
             blocked = None
             if self.argument_mask:
                 if decoder_argument_slots is None:
@@ -382,9 +416,9 @@ class StructureTransformerDecoder(BartDecoder):
                                      "decoder_input_ids or labels, or generate()")
                 blocked = self.argument_blocked(decoder_pointer, decoder_argument_slots, source_relation_ids,
                                                 encoder_attention_mask)
-            cross_masks = self.cross_attention_masks(tree, offsets, encoder_attention_mask, inputs_embeds.dtype,
-                                                     blocked)
-            query_terms = self.query_terms(tree, offsets)
+            cross_masks = self.cross_attention_masks((tree, offsets, coverage), encoder_attention_mask,
+                                                     inputs_embeds.dtype, blocked)
+            query_terms = self.query_terms((tree, offsets, coverage))
         if self.training and self.position_shift and cache_length == 0:
             # (batch, tgt_len) ids: Bart's embedding reads 1-D ids only, so index its table (and offset) directly
             shifted = position_ids + random_position_shifts(batch_size, seq_length, self.position_shift,
@@ -477,6 +511,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                 if self.config.pointer_argument_mask:
                     kwargs["decoder_argument_slots"] = argument_slots(
                         kwargs["decoder_input_ids"], self.position_of_token, self.config.pointer_argument_tokens)
+                if self.config.pointer_coverage:
+                    kwargs["decoder_coverage"] = coverage_counts(kwargs["decoder_input_ids"], self.position_of_token,
+                                                                 len(self.config.pointer_token_ids))
             kwargs.update(source_relation_ids=relation_ids, decoder_pointer=decoder_pointer)
         return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
                                **kwargs)
@@ -491,6 +528,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             if self.config.pointer_argument_mask:
                 inputs["decoder_argument_slots"] = argument_slots(
                     input_ids, self.position_of_token, self.config.pointer_argument_tokens)[:, -step:]
+            if self.config.pointer_coverage:
+                inputs["decoder_coverage"] = coverage_counts(input_ids, self.position_of_token,
+                                                             len(self.config.pointer_token_ids), last=step)
         return inputs
 
 

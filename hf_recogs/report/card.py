@@ -141,10 +141,12 @@ def _structure_track_note(results: dict[str, Any]) -> str:
                     f"named by its position, clipped to ±{offsets} (`pointer_offsets`)." if offsets else "")
     keys_note = (" Its pointer terms also depended on the decoder token: a learned vector per label added to the "
                  "keys (`pointer_keys`)." if (structure or {}).get("pointer_keys") else "")
+    coverage_note = (" Its cross-attention also read how many times the output had named each source word so far "
+                     "(`pointer_coverage`)." if (structure or {}).get("pointer_coverage") else "")
     shift = (structure or {}).get("decoder_position_shift")
     shift_note = (f" In training, the decoder's positions of each target started at a random offset of 0 to {shift} "
                   "(`decoder_position_shift`, SHAPE); decoding starts at 0." if shift else "")
-    offsets_note += keys_note + shift_note
+    offsets_note += keys_note + coverage_note + shift_note
     if not structure or structure.get("track") != "with input structure":
         return f"\n\nTrack: without input structure.{offsets_note}" if offsets_note else ""
     unparsed = ", ".join(f"{n} in {split}" for split, n in structure.get("unparsed_inputs", {}).items())
