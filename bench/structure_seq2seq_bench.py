@@ -1,5 +1,5 @@
-"""Training-step speed of ``structure_transformer`` (hard mask; + pointer cross-attention; + pointer keys) against
-``transformer`` on the same ReCOGS_pos batches, one thread.
+"""Training-step speed of ``structure_transformer`` (hard mask; + pointer cross-attention; + pointer keys; + the
+argument mask or coverage) against ``transformer`` on the same ReCOGS_pos batches, one thread.
 
     python bench/structure_seq2seq_bench.py [--steps 30] [--batch-size 64] [--precision auto|bf16|fp32]
 
@@ -7,7 +7,8 @@ What is compared: the fast recipe's model size (2+2 layers, d_model 300, 4 heads
 same weights) as ``transformer``, as ``structure_transformer`` with the structure recipe's setting (hard mask
 on 2 of the 4 heads of both encoder layers), and as that with both pointer terms in the cross-attention
 (``cross_attention_structure: pointer``, ``pointer_offsets: 4``), and with their query-dependent part on top
-(``pointer_keys: true``). All train on the same batches: ``--steps`` batches of
+(``pointer_keys: true``), and that with sides and the argument mask (``pointer_sides``, ``pointer_argument_mask``)
+or with sides and coverage (``pointer_coverage``). All train on the same batches: ``--steps`` batches of
 ``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the recipe's ``data_order:
 grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the models are timed
 interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a change in the machine's
@@ -80,7 +81,12 @@ def main() -> None:
     pointer = {**hard, "cross_attention_structure": "pointer", "pointer_offsets": 4}
     settings = {"transformer": ("transformer", {}), "structure_transformer": ("structure_transformer", hard),
                 "+ pointer": ("structure_transformer", pointer),
-                "+ pointer keys": ("structure_transformer", {**pointer, "pointer_keys": True})}
+                "+ pointer keys": ("structure_transformer", {**pointer, "pointer_keys": True}),
+                "+ sides, argument mask": ("structure_transformer", {**pointer, "pointer_keys": True,
+                                                                     "pointer_sides": True,
+                                                                     "pointer_argument_mask": True}),
+                "+ sides, coverage": ("structure_transformer", {**pointer, "pointer_keys": True, "pointer_sides": True,
+                                                                "pointer_coverage": True})}
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)
@@ -99,7 +105,9 @@ def main() -> None:
             collate(batch)
             collate_s[name] += time.perf_counter() - t
     inputs = {name: [collate(b) for b in batches] for name, collate in collators.items()}
-    inputs["+ pointer"] = inputs["+ pointer keys"] = inputs["structure_transformer"]  # the same collator
+    names_after = [n for n in settings if n.startswith("+")]
+    for name in names_after:
+        inputs[name] = inputs["structure_transformer"]  # the same collator
     autocast = torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
 
     def step(name: str, i: int) -> float:
@@ -131,7 +139,7 @@ def main() -> None:
         print(f"{name:<22} training steps {examples / step_s[name]:7.1f} examples/s   "
               f"collator {1000 * collator / len(batches):6.2f} ms/batch")
     collate_ratio = collate_s["structure_transformer"] / collate_s["transformer"]
-    for name in ("structure_transformer", "+ pointer", "+ pointer keys"):
+    for name in ("structure_transformer", *names_after):
         print(f"{name} / transformer: {step_s['transformer'] / step_s[name]:.3f}x the training-step throughput")
     print(f"the structure collator takes {collate_ratio:.2f}x the time of the plain one (collators: "
           f"{100 * collate_s['structure_transformer'] / step_s['structure_transformer']:.1f} % of a structure step)")
