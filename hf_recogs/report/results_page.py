@@ -287,7 +287,7 @@ def read_runs(results_dir: Path) -> list[Run]:
                 seeds.append(json.loads(path.read_text(encoding="utf-8")))
             except (OSError, json.JSONDecodeError) as exc:
                 raise ResultsError(f"{path}: cannot be read ({exc})") from None
-        run = Run(folder.name, seeds, [r["seed"] for r, p in zip(seeds, files)
+        run = Run(folder.name, seeds, [r["seed"] for r, p in zip(seeds, files, strict=True)
                                        if (p.parent / "model.safetensors").exists()])
         _check_aggregate(folder, run)
         runs.append(run)
@@ -373,7 +373,7 @@ def difference_interval(a: Stats, b: Stats, level: float = 0.95) -> tuple[float,
 
 def stats(values: Sequence[float | None], seeds: Sequence[int] | None = None) -> Stats:
     seeds = list(seeds) if seeds is not None else list(range(len(values)))
-    return Stats([(s, v) for s, v in zip(seeds, values) if v is not None])
+    return Stats([(s, v) for s, v in zip(seeds, values, strict=True) if v is not None])
 
 
 def run_stats(run: Run, split: str, name: str | None = None, metric: str | None = None,
