@@ -75,6 +75,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_dfs_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_argmask_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_no_offsets_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": {
         "test": ("100", "wu_logs"),
         "gen": ("81.4 ± 1.0", "wu_logs"),
@@ -197,6 +198,8 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_transformer_fast":
         "ReCOGS_pos, with input structure: the setting with sides and keys, and a cross-attention term per source "
         "word by how many times the output has named it (pointer_coverage)",
+    "recogs_pos_structure_pointer_keys_sides_no_offsets_transformer_fast":
+        "ReCOGS_pos, with input structure: the setting with sides and keys, without the offset term (ablation)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
