@@ -151,15 +151,13 @@ class StructureTransformerConfig(BartConfig):
         if self.pointer_keys and not self.reads_pointer():
             raise ValueError("pointer_keys needs a pointer term: cross_attention_structure='pointer' and/or "
                              "pointer_offsets > 0")
-        if self.pointer_sides and self.cross_attention_structure != "pointer":
-            raise ValueError("pointer_sides splits the tree labels of the pointer term: it needs "
-                             "cross_attention_structure='pointer'")
         if self.pointer_coverage and not self.reads_pointer():
             raise ValueError("pointer_coverage counts the positions the output names: it needs a pointer term, "
                              "cross_attention_structure='pointer' and/or pointer_offsets > 0")
-        if self.pointer_argument_mask and self.cross_attention_structure != "pointer":
-            raise ValueError("pointer_argument_mask reads the tree around the word named last: it needs "
-                             "cross_attention_structure='pointer'")
+        for option, what in (("pointer_sides", "splits the tree labels of the pointer term"),
+                             ("pointer_argument_mask", "reads the tree around the word named last")):
+            if getattr(self, option) and self.cross_attention_structure != "pointer":
+                raise ValueError(f"{option} {what}: it needs cross_attention_structure='pointer'")
         shift = self.decoder_position_shift
         if not isinstance(shift, int) or not 0 <= shift < self.max_position_embeddings:
             raise ValueError(f"decoder_position_shift must be a whole number from 0 (off) to "

@@ -211,7 +211,7 @@ def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.
 
 
 def coverage_counts(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor, positions: int,
-                    last: int | None = None, most: int = 2) -> torch.Tensor:
+                    last: int | None = None, most: int = COVERAGE_LABELS - 1) -> torch.Tensor:
     """(batch, tgt_len, positions): for each decoder input token, how many times the tokens up to and including it
     have named each source position, capped at ``most``; with ``last``, for the last ``last`` tokens only (a
     decoding step: the earlier ones are summed, not expanded)."""
