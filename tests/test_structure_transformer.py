@@ -233,6 +233,10 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={pointer_coverage: true}"])
     with pytest.raises(ConfigError, match="pointer_argument_mask reads the tree .* needs cross_attention_structure"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_argument_mask: true}"])
+    with pytest.raises(ConfigError, match="pointer_offsets_scope must be one of all, noun_list"):
+        parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_offsets_scope: nouns}"])
+    with pytest.raises(ConfigError, match="pointer_offsets_scope limits the offset term: it needs pointer_offsets"):
+        parse_args([CONFIG, "model_overrides={cross_attention_structure: pointer, pointer_offsets_scope: noun_list}"])
     with pytest.raises(ConfigError, match="decoder_position_shift' expected int"):
         parse_args([CONFIG, "model_overrides={decoder_position_shift: 2.5}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
@@ -248,7 +252,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     out = tmp_path / "out"
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
-                        "pointer_coverage": True, "decoder_position_shift": 16})
+                        "pointer_coverage": True, "decoder_position_shift": 16, "pointer_offsets_scope": "noun_list"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -267,6 +271,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     card = (out / "seed_3" / "README.md").read_text()
     assert "Track: **with input structure**" in card and "`cross_attention_structure: pointer`" in card
     assert "clipped to ±4 (`pointer_offsets`)" in card and "added to the keys (`pointer_keys`)" in card
+    assert structure["pointer_offsets_scope"] == "noun_list" and "(the noun list; `pointer_offsets_scope" in card
     assert structure["pointer_argument_mask"] is True and "(`pointer_argument_mask`)" in card
     assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
@@ -416,15 +421,18 @@ def _forced_decoding(model, batch, target):
     return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
 
 
-@pytest.mark.parametrize(("sides", "argument_mask", "coverage"),
-                         [(False, False, False), (True, False, False), (False, True, True)])
-def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage):
+@pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope"),
+                         [(False, False, False, "all"), (True, False, False, "noun_list"),
+                          (False, True, True, "all")])
+def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage, scope):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
     with ``pointer_sides``, each source word's side of it; with ``pointer_argument_mask``, whether the step is
-    inside a second argument; with ``pointer_coverage``, how often each word was named before)."""
+    inside a second argument; with ``pointer_coverage``, how often each word was named before; with a scoped
+    offset term, whether the prefix has an ``AND`` yet)."""
     model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
-                 pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_coverage=coverage)
+                 pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_coverage=coverage,
+                 pointer_offsets_scope=scope)
     terms = [model.model.decoder.pointer_bias, model.model.decoder.offset_bias]
     terms += [model.model.decoder.coverage_bias] if coverage else []
     with torch.no_grad():
@@ -591,6 +599,41 @@ def test_a_shifted_decoder_trains_on_shifted_positions_and_decodes_from_zero(poi
         assert torch.allclose(trained, plain(**batch, labels=labels).logits, atol=1e-6)
         shifted.eval()(**batch, labels=labels)
         assert len(draws) == 1  # evaluation draws nothing
+
+
+def test_a_noun_list_scope_keeps_the_offset_term_until_the_first_and(pointer_tok):
+    """``pointer_offsets_scope="noun_list"``: the steps before the first ``AND`` read the offsets as without the
+    scope; from the step whose input is that ``AND`` on (it writes the first predicate after it), the offset
+    term is the same for every source word, so the attention is that of a model whose offset term is zero,
+    however large the term's weights are."""
+    from hf_recogs.models.modeling_structure_transformer import before_first
+
+    tokens = ["<s>", *"cake ( 3 ) ; give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )".split()]
+    ids = torch.tensor([pointer_tok.convert_tokens_to_ids(tokens)])
+    and_id = pointer_tok.convert_tokens_to_ids("AND")
+    assert before_first(ids, and_id)[0].tolist() == [True] * 10 + [False] * 14  # "AND" is input 10
+    scoped = tiny(pointer_tok, encoder_structure="none", pointer_offsets=2, pointer_offsets_scope="noun_list",
+                  attn_implementation="eager")
+    assert scoped.config.pointer_scope_token_id == and_id
+    everywhere = tiny(pointer_tok, encoder_structure="none", pointer_offsets=2, attn_implementation="eager")
+    zero = tiny(pointer_tok, encoder_structure="none", pointer_offsets=2, attn_implementation="eager")
+    assert scoped.state_dict().keys() == everywhere.state_dict().keys()  # no parameters of its own
+    labels = pointer_tok([" ".join(tokens[1:]), "smile ( 1 )"], padding=True, return_tensors="pt")["input_ids"]
+    batch = encoded(pointer_tok)
+    del batch["relation_ids"]
+    with torch.no_grad():
+        weights = torch.randn_like(scoped.model.decoder.offset_bias.weight) * 3
+        scoped.model.decoder.offset_bias.weight.copy_(weights)
+        everywhere.model.decoder.offset_bias.weight.copy_(weights)
+        got = scoped(**batch, labels=labels, output_attentions=True).cross_attentions
+        full = everywhere(**batch, labels=labels, output_attentions=True).cross_attentions
+        off = zero(**batch, labels=labels, output_attentions=True).cross_attentions
+    for layer_got, layer_full, layer_off in zip(got, full, off, strict=True):
+        assert torch.allclose(layer_got[0, :, :10], layer_full[0, :, :10], atol=1e-6)
+        assert torch.allclose(layer_got[0, :, 10:], layer_off[0, :, 10:], atol=1e-6)
+        assert not torch.allclose(layer_got[0, :, 10:], layer_full[0, :, 10:], atol=1e-3)
+    with pytest.raises(ValueError, match="this vocabulary has no 'AND'"):
+        tiny(build_tokenizer([SENTENCE], ["cake ( 3 )"]), pointer_offsets=2, pointer_offsets_scope="noun_list")
 
 
 # ---------------------------------------------------------------------------------------------------------

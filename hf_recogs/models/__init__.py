@@ -199,6 +199,9 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     if isinstance(config, StructureTransformerConfig) and config.pointer_argument_mask and \
             config.pointer_argument_tokens is None:
         config.pointer_argument_tokens = argument_token_ids(tokenizer)
+    if isinstance(config, StructureTransformerConfig) and config.pointer_offsets_scope != "all" and \
+            config.pointer_scope_token_id is None:
+        config.pointer_scope_token_id = scope_token_id(tokenizer)
     model = model_class(config)
     if arch in CLASSIFIERS:  # one logit, nothing to generate
         return model
@@ -235,6 +238,15 @@ def argument_token_ids(tokenizer) -> list[int]:
         raise ValueError(f"pointer_argument_mask needs outputs of binary conjuncts `role ( i , j )`; this vocabulary "
                          f"has no {' or '.join(repr(t) for t in missing)}")
     return [vocab[","], vocab[")"]]
+
+
+def scope_token_id(tokenizer) -> int:
+    """The id of the output token ``AND``, which ends the part of the output ``pointer_offsets_scope`` limits."""
+    vocab = tokenizer.get_vocab()
+    if "AND" not in vocab:
+        raise ValueError("pointer_offsets_scope='noun_list' ends the offset term at the output's first AND; this "
+                         "vocabulary has no 'AND' (use pointer_offsets_scope='all')")
+    return vocab["AND"]
 
 
 def count_parameters(model) -> int:

@@ -30,6 +30,9 @@ TREE_RELATIONS = (
 DEFAULT_HARD_RELATIONS = ("self", "parent_to_child", "child_to_parent")
 
 CROSS_ATTENTION_STRUCTURE = ("none", "pointer")
+# Where in the output the offset term applies: everywhere, or only until the output's first ``AND`` (the
+# noun list of ReCOGS_pos, which follows the source's word order; in COGS also the first predicate).
+POINTER_OFFSETS_SCOPE = ("all", "noun_list")
 # The labels of the cross-attention pointer bias: for decoder token t and source token j, the tree relation of
 # j to the source word that the output last named by its position (ReCOGS_pos `( 7 )`, COGS `x _ 7`), or
 # "no_pointer" while the output has named none (or named a position outside the source).
@@ -74,6 +77,14 @@ class StructureTransformerConfig(BartConfig):
             its cross-attention logits (zero at initialisation). It reads no tree: only the output's own position
             tokens and the source order, so that "the word three to the right of the last one named" means the
             same at any sentence length. 0 (default): off.
+        pointer_offsets_scope: with ``pointer_offsets``: ``"all"`` (default): the offset term applies at every
+            decoder token; ``"noun_list"``: only until the output has written ``AND`` (the noun list of
+            ReCOGS_pos, ``* cake ( 3 ) ; Emma ( 7 ) ; eat ( 2 )``, which names the nouns in source order; in COGS
+            the noun list and the first predicate). From the first ``AND`` on every source word gets the offset
+            label of "nothing named", the same for all, so the term no longer moves the attention: the roles
+            are read from the tree alone, where a window of offsets invites "the noun just before the verb".
+        pointer_scope_token_id: with ``pointer_offsets_scope="noun_list"``: the id of the output token ``AND``
+            (``build_model`` reads it from the tokenizer).
         pointer_keys: with a pointer term on: also a term that depends on the decoder token, as in Shaw et al.'s
             (2018) relative attention: a learned vector per (decoder layer, label) is added to the key of every
             source token with that label, so that head h adds ``q_h · a_label`` (scaled as its logits) to the
@@ -120,6 +131,8 @@ class StructureTransformerConfig(BartConfig):
     num_relations: int = len(TREE_RELATIONS)
     cross_attention_structure: str = "none"
     pointer_offsets: int = 0
+    pointer_offsets_scope: str = "all"
+    pointer_scope_token_id: int | None = None
     pointer_keys: bool = False
     pointer_sides: bool = False
     pointer_token_ids: list[int] | None = None
@@ -148,6 +161,11 @@ class StructureTransformerConfig(BartConfig):
                              f"got {self.cross_attention_structure!r}")
         if not isinstance(self.pointer_offsets, int) or self.pointer_offsets < 0:
             raise ValueError(f"pointer_offsets must be a whole number >= 0 (0: off), got {self.pointer_offsets!r}")
+        if self.pointer_offsets_scope not in POINTER_OFFSETS_SCOPE:
+            raise ValueError(f"pointer_offsets_scope must be one of {', '.join(POINTER_OFFSETS_SCOPE)}, "
+                             f"got {self.pointer_offsets_scope!r}")
+        if self.pointer_offsets_scope != "all" and not self.pointer_offsets:
+            raise ValueError("pointer_offsets_scope limits the offset term: it needs pointer_offsets > 0")
         if self.pointer_keys and not self.reads_pointer():
             raise ValueError("pointer_keys needs a pointer term: cross_attention_structure='pointer' and/or "
                              "pointer_offsets > 0")
@@ -190,5 +208,6 @@ class StructureTransformerConfig(BartConfig):
         return sorted({"self", *names}, key=TREE_RELATIONS.index)
 
 
-__all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_RELATIONS",
-           "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS", "TREE_RELATIONS", "StructureTransformerConfig"]
+__all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_OFFSETS_SCOPE",
+           "POINTER_RELATIONS", "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS", "TREE_RELATIONS",
+           "StructureTransformerConfig"]

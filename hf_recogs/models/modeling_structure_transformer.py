@@ -8,7 +8,8 @@ sentence (never from the gold output). The encoder reads it; the decoder, its cr
 layer are Bart's, unless the model points: with ``cross_attention_structure="pointer"`` each decoder token's
 cross-attention also gets a learned term per tree relation between every source token and the source word the
 output named last by its position (with ``pointer_sides`` also by its side of that word), with
-``pointer_offsets`` one per offset of the source token from that word
+``pointer_offsets`` one per offset of the source token from that word (with ``pointer_offsets_scope="noun_list"``
+only until the output's first ``AND``: ``before_first``)
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
 ``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
 With ``pointer_coverage`` they also get a learned term per source word by how many times the output has named it
@@ -232,6 +233,13 @@ def random_position_shifts(batch_size: int, seq_length: int, max_shift: int, tab
     return torch.randint(0, highest + 1, (batch_size, 1), device=device)
 
 
+def before_first(decoder_input_ids: torch.Tensor, token_id: int) -> torch.Tensor:
+    """(batch, tgt_len) bool: whether no token up to and including each decoder input token is ``token_id``:
+    the steps that write the output's first part, up to ``token_id`` itself (the step whose input is
+    ``token_id`` writes what follows it)."""
+    return (decoder_input_ids == token_id).long().cumsum(dim=1) == 0
+
+
 def argument_slots(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor,
                    argument_tokens: list[int]) -> torch.Tensor:
     """(batch, tgt_len) bool: whether each decoder input token is inside a conjunct's second argument, i.e. the
@@ -259,6 +267,7 @@ class StructureTransformerDecoder(BartDecoder):
         self.pointer_bias = (StructureRelationBias(layers, heads, tree_labels)
                              if config.cross_attention_structure == "pointer" else None)
         self.max_offset = config.pointer_offsets
+        self.offsets_scoped = config.pointer_offsets_scope != "all"
         self.position_shift = config.decoder_position_shift
         self.argument_mask = config.pointer_argument_mask
         # offsets -K..K, then one label for "nothing named"
@@ -327,12 +336,17 @@ class StructureTransformerDecoder(BartDecoder):
         applies = slots & inside & allowed.any(dim=-1)
         return applies[..., None] & ~allowed
 
-    def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int) -> tuple:
-        """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off."""
+    def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int,
+                           offset_scope=None) -> tuple:
+        """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off.
+        Outside ``offset_scope`` (batch, tgt_len) every source token gets the offset label of "nothing named"."""
         tree = (self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask, self.pointer_sides)
                 if self.pointer_bias is not None else None)
-        offsets = (self.offset_labels(pointer, encoder_attention_mask, src_len, self.max_offset)
-                   if self.offset_bias is not None else None)
+        offsets = None
+        if self.offset_bias is not None:
+            offsets = self.offset_labels(pointer, encoder_attention_mask, src_len, self.max_offset)
+            if offset_scope is not None:
+                offsets = torch.where(offset_scope[..., None], offsets, 2 * self.max_offset + 1)
         return tree, offsets
 
     def cross_attention_masks(self, labels, encoder_attention_mask, dtype, blocked=None) -> list:
@@ -369,10 +383,11 @@ class StructureTransformerDecoder(BartDecoder):
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 cache=None, inputs_embeds=None, use_cache=None, source_relation_ids=None, decoder_pointer=None,
-                decoder_argument_slots=None, decoder_coverage=None, **kwargs):
+                decoder_argument_slots=None, decoder_coverage=None, decoder_offset_scope=None, **kwargs):
         """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` (with
         ``pointer_argument_mask`` also ``decoder_argument_slots``, with ``pointer_coverage``
-        ``decoder_coverage``) and the encoder's ``source_relation_ids``."""
+        ``decoder_coverage``, with a scoped offset term ``decoder_offset_scope``) and the encoder's
+        ``source_relation_ids``."""
         if (input_ids is None) ^ (inputs_embeds is not None):
             raise ValueError("You must specify exactly one of decoder_input_ids or decoder_inputs_embeds")
         if inputs_embeds is None:
@@ -398,9 +413,12 @@ class StructureTransformerDecoder(BartDecoder):
                 raise ValueError("a pointer model needs the decoder tokens' pointer (and, with "
                                  "cross_attention_structure='pointer', the encoder's relation_ids): call it with "
                                  "decoder_input_ids or labels, or generate()")
+            if self.offsets_scoped and decoder_offset_scope is None:
+                raise ValueError("a model with pointer_offsets_scope needs decoder_offset_scope: call it with "
+                                 "decoder_input_ids or labels, or generate()")
             src_len = encoder_hidden_states.shape[1]
             tree, offsets = self.pointer_label_sets(decoder_pointer, source_relation_ids, encoder_attention_mask,
-                                                    src_len)
+                                                    src_len, decoder_offset_scope if self.offsets_scoped else None)
             coverage = None
             if self.coverage_bias is not None:
                 if decoder_coverage is None:
@@ -475,6 +493,10 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                                  "naming each source position): build the model with hf_recogs.models.build_model, "
                                  "which reads them from the tokenizer")
             table = nn.Buffer(self.position_table(), persistent=False)
+            if config.pointer_offsets_scope != "all" and config.pointer_scope_token_id is None:
+                raise ValueError("pointer_offsets_scope needs pointer_scope_token_id (the id of the output token "
+                                 "AND): build the model with hf_recogs.models.build_model, which reads it from the "
+                                 "tokenizer")
         self.position_of_token = table
         self.post_init()
 
@@ -514,6 +536,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                 if self.config.pointer_coverage:
                     kwargs["decoder_coverage"] = coverage_counts(kwargs["decoder_input_ids"], self.position_of_token,
                                                                  len(self.config.pointer_token_ids))
+                if self.config.pointer_offsets_scope != "all":
+                    kwargs["decoder_offset_scope"] = before_first(kwargs["decoder_input_ids"],
+                                                                  self.config.pointer_scope_token_id)
             kwargs.update(source_relation_ids=relation_ids, decoder_pointer=decoder_pointer)
         return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
                                **kwargs)
@@ -531,6 +556,8 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             if self.config.pointer_coverage:
                 inputs["decoder_coverage"] = coverage_counts(input_ids, self.position_of_token,
                                                              len(self.config.pointer_token_ids), last=step)
+            if self.config.pointer_offsets_scope != "all":
+                inputs["decoder_offset_scope"] = before_first(input_ids, self.config.pointer_scope_token_id)[:, -step:]
         return inputs
 
 

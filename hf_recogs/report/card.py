@@ -139,6 +139,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     offsets = (structure or {}).get("pointer_offsets")
     offsets_note = (f" The decoder's cross-attention read each source word's offset from the word the output last "
                     f"named by its position, clipped to ±{offsets} (`pointer_offsets`)." if offsets else "")
+    if offsets and (structure or {}).get("pointer_offsets_scope", "all") == "noun_list":
+        offsets_note += (" The offset term applied only until the output's first `AND` (the noun "
+                         "list; `pointer_offsets_scope: noun_list`).")
     keys_note = (" Its pointer terms also depended on the decoder token: a learned vector per label added to the "
                  "keys (`pointer_keys`)." if (structure or {}).get("pointer_keys") else "")
     coverage_note = (" Its cross-attention also read how many times the output had named each source word so far "

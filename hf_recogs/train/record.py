@@ -133,6 +133,7 @@ def structure_settings(config) -> dict[str, Any]:
         "tree": "constituents (structure tokens)" if config.structure_tokens else "head words",
         "cross_attention_structure": pointer,
         "pointer_offsets": config.pointer_offsets,
+        "pointer_offsets_scope": config.pointer_offsets_scope,
         "pointer_keys": bool(config.pointer_keys),
         "pointer_sides": bool(config.pointer_sides),
         "pointer_coverage": bool(config.pointer_coverage),
