@@ -1,5 +1,6 @@
 """Training-step speed of ``structure_transformer`` (hard mask; + pointer cross-attention; + pointer keys; + the
-argument mask or coverage) against ``transformer`` on the same ReCOGS_pos batches, one thread.
+argument mask, coverage or distances in the decoder) against ``transformer`` on the same ReCOGS_pos batches, one
+thread.
 
     python bench/structure_seq2seq_bench.py [--steps 30] [--batch-size 64] [--precision auto|bf16|fp32]
 
@@ -8,7 +9,9 @@ same weights) as ``transformer``, as ``structure_transformer`` with the structur
 on 2 of the 4 heads of both encoder layers), and as that with both pointer terms in the cross-attention
 (``cross_attention_structure: pointer``, ``pointer_offsets: 4``), and with their query-dependent part on top
 (``pointer_keys: true``), and that with sides and the argument mask (``pointer_sides``, ``pointer_argument_mask``)
-or with sides and coverage (``pointer_coverage``). All train on the same batches: ``--steps`` batches of
+or with sides and coverage (``pointer_coverage``), or with sides and a decoder that reads distances instead of
+learned positions (``decoder_relative_positions: 16``: an explicit float self-attention mask instead of the causal
+flag of SDPA). All train on the same batches: ``--steps`` batches of
 ``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the recipe's ``data_order:
 grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the models are timed
 interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a change in the machine's
@@ -86,7 +89,10 @@ def main() -> None:
                                                                      "pointer_sides": True,
                                                                      "pointer_argument_mask": True}),
                 "+ sides, coverage": ("structure_transformer", {**pointer, "pointer_keys": True, "pointer_sides": True,
-                                                                "pointer_coverage": True})}
+                                                                "pointer_coverage": True}),
+                "+ sides, relative decoder": ("structure_transformer", {**pointer, "pointer_keys": True,
+                                                                        "pointer_sides": True,
+                                                                        "decoder_relative_positions": 16})}
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)
@@ -136,7 +142,7 @@ def main() -> None:
           f"({layout_s:.1f} s for {len(sources)} rows, {len(layout.unparsed)} without a parse)")
     for name in models:
         collator = collate_s.get(name, collate_s["structure_transformer"])
-        print(f"{name:<22} training steps {examples / step_s[name]:7.1f} examples/s   "
+        print(f"{name:<26} training steps {examples / step_s[name]:7.1f} examples/s   "
               f"collator {1000 * collator / len(batches):6.2f} ms/batch")
     collate_ratio = collate_s["structure_transformer"] / collate_s["transformer"]
     for name in ("structure_transformer", *names_after):

@@ -237,6 +237,10 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_offsets_scope: nouns}"])
     with pytest.raises(ConfigError, match="pointer_offsets_scope limits the offset term: it needs pointer_offsets"):
         parse_args([CONFIG, "model_overrides={cross_attention_structure: pointer, pointer_offsets_scope: noun_list}"])
+    with pytest.raises(ConfigError, match="decoder_relative_positions must be a whole number >= 0"):
+        parse_args([CONFIG, "model_overrides={decoder_relative_positions: -2}"])
+    with pytest.raises(ConfigError, match="decoder_relative_positions drops .* set one of the two"):
+        parse_args([CONFIG, "model_overrides={decoder_relative_positions: 8, decoder_position_shift: 16}"])
     with pytest.raises(ConfigError, match="decoder_position_shift' expected int"):
         parse_args([CONFIG, "model_overrides={decoder_position_shift: 2.5}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
@@ -276,6 +280,10 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
     assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
+    assert structure["decoder_relative_positions"] == 0 and "`decoder_relative_positions`" not in card
+    relative = {**res, "input_structure": {**structure, "decoder_position_shift": 0, "decoder_relative_positions": 8}}
+    assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
+        render_model_card(relative))
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -421,20 +429,23 @@ def _forced_decoding(model, batch, target):
     return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
 
 
-@pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope"),
-                         [(False, False, False, "all"), (True, False, False, "noun_list"),
-                          (False, True, True, "all")])
-def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage, scope):
+@pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope", "relative"),
+                         [(False, False, False, "all", 0), (True, False, False, "noun_list", 0),
+                          (False, True, True, "all", 3)])
+def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage, scope,
+                                                              relative):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
     with ``pointer_sides``, each source word's side of it; with ``pointer_argument_mask``, whether the step is
     inside a second argument; with ``pointer_coverage``, how often each word was named before; with a scoped
-    offset term, whether the prefix has an ``AND`` yet)."""
+    offset term, whether the prefix has an ``AND`` yet; with ``decoder_relative_positions``, how far back each
+    earlier token stands)."""
     model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
                  pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_coverage=coverage,
-                 pointer_offsets_scope=scope)
+                 pointer_offsets_scope=scope, decoder_relative_positions=relative)
     terms = [model.model.decoder.pointer_bias, model.model.decoder.offset_bias]
     terms += [model.model.decoder.coverage_bias] if coverage else []
+    terms += [model.model.decoder.distance_bias] if relative else []
     with torch.no_grad():
         for bias in terms:
             bias.weight.normal_(0, 2.0)
@@ -599,6 +610,44 @@ def test_a_shifted_decoder_trains_on_shifted_positions_and_decodes_from_zero(poi
         assert torch.allclose(trained, plain(**batch, labels=labels).logits, atol=1e-6)
         shifted.eval()(**batch, labels=labels)
         assert len(draws) == 1  # evaluation draws nothing
+
+
+def test_relative_distances_by_hand():
+    from hf_recogs.models.modeling_structure_transformer import relative_distances
+
+    assert relative_distances(3, 3, 2).tolist() == [[0, -1, -1], [1, 0, -1], [2, 1, 0]]
+    assert relative_distances(3, 3, 1).tolist() == [[0, -1, -1], [1, 0, -1], [1, 1, 0]]
+    assert relative_distances(1, 4, 2).tolist() == [[2, 2, 1, 0]]  # a decoding step: the last query only
+
+
+def test_a_relative_decoder_reads_distances_and_no_position_table(pointer_tok):
+    """``decoder_relative_positions=2``: scrambling the decoder's (unused) table of learned positions changes
+    nothing, where it changes the plain model's outputs; a large negative term on distance 1 takes every head's
+    self-attention off the token just before, and off nothing else; a padded key gets none."""
+    relative = tiny(pointer_tok, encoder_structure="none", decoder_relative_positions=2, attn_implementation="eager")
+    plain = tiny(pointer_tok, encoder_structure="none", attn_implementation="eager")
+    batch = encoded(pointer_tok)
+    del batch["relation_ids"]
+    labels = pointer_tok([TARGET, "smile ( 1 )"], padding=True, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        before = [m(**batch, labels=labels).logits for m in (relative, plain)]
+        for m in (relative, plain):
+            m.model.decoder.embed_positions.weight.normal_(0, 1.0)
+        after = [m(**batch, labels=labels).logits for m in (relative, plain)]
+        assert torch.equal(before[0], after[0]) and not torch.allclose(before[1], after[1], atol=1e-3)
+        relative.model.decoder.distance_bias.weight[:, :, 1] = -1e4
+        decoder_mask = torch.ones_like(labels)
+        decoder_mask[0, 2] = 0
+        attentions = relative(**batch, labels=labels, decoder_attention_mask=decoder_mask,
+                              output_attentions=True).decoder_attentions
+    for layer in attentions:  # (batch, heads, tgt, tgt)
+        steps = layer.shape[-1]
+        previous = layer[0, :, range(1, steps), range(steps - 1)]
+        assert (previous < 1e-3).all()
+        assert (layer[0][..., 2] == 0).all()  # the padded key
+        others = [(t, k) for t in range(steps) for k in range(t + 1) if k not in (t - 1, 2)]
+        assert all((layer[0, :, t, k] > 1e-4).all() for t, k in others)
+        assert (layer[0].triu(1) == 0).all()  # causal
 
 
 def test_a_noun_list_scope_keeps_the_offset_term_until_the_first_and(pointer_tok):

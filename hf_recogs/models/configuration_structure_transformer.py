@@ -119,6 +119,12 @@ class StructureTransformerConfig(BartConfig):
             is trained and only the distances between positions carry information; decoding starts at 0, as
             without it. It reads no tree (like ``pointer_offsets``), and needs K below
             ``max_position_embeddings``; a target near the table's end gets a smaller offset. 0 (default): off.
+        decoder_relative_positions: R > 0: the decoder reads no learned absolute positions; instead every
+            decoder layer adds a learned scalar per (head, distance from the query token back to the key token:
+            0, 1, ..., R - 1, and one for R or more) to its self-attention logits (zero at initialisation;
+            Shaw et al. 2018, as a bias). "The token two back" then means the same at output token 250 as at
+            25, where a row of the learned table that few training targets reach means little. It reads no
+            tree, and excludes ``decoder_position_shift``. 0 (default): Bart's learned positions.
     """
 
     model_type = "hf_recogs_structure_transformer"
@@ -140,6 +146,7 @@ class StructureTransformerConfig(BartConfig):
     pointer_argument_mask: bool = False
     pointer_argument_tokens: list[int] | None = None
     decoder_position_shift: int = 0
+    decoder_relative_positions: int = 0
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""
@@ -180,6 +187,12 @@ class StructureTransformerConfig(BartConfig):
         if not isinstance(shift, int) or not 0 <= shift < self.max_position_embeddings:
             raise ValueError(f"decoder_position_shift must be a whole number from 0 (off) to "
                              f"max_position_embeddings - 1 = {self.max_position_embeddings - 1}, got {shift!r}")
+        relative = self.decoder_relative_positions
+        if not isinstance(relative, int) or relative < 0:
+            raise ValueError(f"decoder_relative_positions must be a whole number >= 0 (0: off), got {relative!r}")
+        if relative and shift:
+            raise ValueError("decoder_relative_positions drops the decoder's learned positions that "
+                             "decoder_position_shift shifts: set one of the two")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")

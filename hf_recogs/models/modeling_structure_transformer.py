@@ -16,9 +16,10 @@ With ``pointer_coverage`` they also get a learned term per source word by how ma
 so far (``coverage_counts``). With ``pointer_argument_mask`` every cross-attention head that writes a conjunct's
 second argument sees only the children and siblings of its first (``argument_slots``). With
 ``decoder_position_shift`` the decoder's positions start at a random offset in training
-(``random_position_shifts``). ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder
-inputs; the decoding steps after that read the encoder's outputs, and only a tree-pointer model reads
-``relation_ids`` again.
+(``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
+distance between tokens instead (``relative_distances``). ``generate()`` hands ``relation_ids`` to the encoder
+once, with the other encoder inputs; the decoding steps after that read the encoder's outputs, and only a
+tree-pointer model reads ``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
 A hard mask on some heads forces those heads to gather from the token's tree neighbours only (the paper's best
@@ -240,6 +241,15 @@ def before_first(decoder_input_ids: torch.Tensor, token_id: int) -> torch.Tensor
     return (decoder_input_ids == token_id).long().cumsum(dim=1) == 0
 
 
+def relative_distances(query_length: int, key_length: int, most: int, device=None) -> torch.Tensor:
+    """(query_length, key_length): how far each key token stands back from each query token, capped at ``most``;
+    -1 for a key after the query (the causal mask hides it). The queries are the last ``query_length`` of the
+    ``key_length`` tokens (a decoding step with a cache: one query, every key so far)."""
+    queries = torch.arange(key_length - query_length, key_length, device=device)
+    back = queries[:, None] - torch.arange(key_length, device=device)[None, :]
+    return torch.where(back >= 0, back.clamp(max=most), -1)
+
+
 def argument_slots(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor,
                    argument_tokens: list[int]) -> torch.Tensor:
     """(batch, tgt_len) bool: whether each decoder input token is inside a conjunct's second argument, i.e. the
@@ -269,6 +279,10 @@ class StructureTransformerDecoder(BartDecoder):
         self.max_offset = config.pointer_offsets
         self.offsets_scoped = config.pointer_offsets_scope != "all"
         self.position_shift = config.decoder_position_shift
+        self.max_distance = config.decoder_relative_positions
+        # distances 0..R-1, then one label for "R or more"
+        self.distance_bias = (StructureRelationBias(layers, heads, self.max_distance + 1) if self.max_distance
+                              else None)
         self.argument_mask = config.pointer_argument_mask
         # offsets -K..K, then one label for "nothing named"
         self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
@@ -349,6 +363,16 @@ class StructureTransformerDecoder(BartDecoder):
                 offsets = torch.where(offset_scope[..., None], offsets, 2 * self.max_offset + 1)
         return tree, offsets
 
+    def relative_self_masks(self, attention_mask, query_length: int, dtype) -> list:
+        """Per layer, the additive self-attention mask (batch, heads, query_length, key_length) of a
+        ``decoder_relative_positions`` model: the learned term of each (query, key) distance, and the dtype's
+        minimum on keys after the query and on padding (``attention_mask`` (batch, key_length), 0 for padding)."""
+        key_length = attention_mask.shape[1]
+        distances = relative_distances(query_length, key_length, self.max_distance, attention_mask.device)
+        blocked = (distances < 0)[None, None] | ~attention_mask.bool()[:, None, None, :]
+        return [self.distance_bias(layer, distances.clamp(min=0)[None]).to(dtype).masked_fill(
+            blocked, torch.finfo(dtype).min) for layer in range(len(self.layers))]
+
     def cross_attention_masks(self, labels, encoder_attention_mask, dtype, blocked=None) -> list:
         """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms of
         ``labels`` (tree, offset and coverage labels, None for a term that is off), and the dtype's minimum on
@@ -401,8 +425,12 @@ class StructureTransformerDecoder(BartDecoder):
         if attention_mask is None:
             attention_mask = torch.ones(batch_size, cache_length + seq_length, device=inputs_embeds.device)
         self_attn_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
-        causal_mask = create_causal_mask(config=self.config, inputs_embeds=inputs_embeds,
-                                         attention_mask=attention_mask, cache=self_attn_cache)
+        if self.distance_bias is not None:
+            self_masks = self.relative_self_masks(attention_mask, seq_length, inputs_embeds.dtype)
+        else:
+            causal_mask = create_causal_mask(config=self.config, inputs_embeds=inputs_embeds,
+                                             attention_mask=attention_mask, cache=self_attn_cache)
+            self_masks = [causal_mask] * len(self.layers)
         if self.pointer_bias is None and self.offset_bias is None:
             cross_masks = [create_bidirectional_mask(config=self.config, inputs_embeds=inputs_embeds,
                                                      attention_mask=encoder_attention_mask,
@@ -442,16 +470,18 @@ class StructureTransformerDecoder(BartDecoder):
             shifted = position_ids + random_position_shifts(batch_size, seq_length, self.position_shift,
                                                             self.config.max_position_embeddings, position_ids.device)
             positions = nn.functional.embedding(shifted + self.embed_positions.offset, self.embed_positions.weight)
+            hidden_states = self.layernorm_embedding(inputs_embeds + positions.to(inputs_embeds.device))
+        elif self.distance_bias is not None:  # distances in the self-attention instead of positions
+            hidden_states = self.layernorm_embedding(inputs_embeds)
         else:
             positions = self.embed_positions(input_ids, cache_length, position_ids=position_ids)
-        positions = positions.to(inputs_embeds.device)
-        hidden_states = self.layernorm_embedding(inputs_embeds + positions)
+            hidden_states = self.layernorm_embedding(inputs_embeds + positions.to(inputs_embeds.device))
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         for idx, decoder_layer in enumerate(self.layers):
             if self.training and self.layerdrop > 0.0 and torch.rand([]) < self.layerdrop:
                 continue  # LayerDrop, as Bart
             extra = {"query_term": query_terms[idx]} if query_terms[idx] is not None else {}
-            hidden_states = decoder_layer(hidden_states, causal_mask, encoder_hidden_states,
+            hidden_states = decoder_layer(hidden_states, self_masks[idx], encoder_hidden_states,
                                           encoder_attention_mask=cross_masks[idx], cache=cache, use_cache=use_cache,
                                           **extra, **kwargs)
         return BaseModelOutputWithPastAndCrossAttentions(last_hidden_state=hidden_states, cache=cache)

@@ -149,7 +149,11 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     shift = (structure or {}).get("decoder_position_shift")
     shift_note = (f" In training, the decoder's positions of each target started at a random offset of 0 to {shift} "
                   "(`decoder_position_shift`, SHAPE); decoding starts at 0." if shift else "")
-    offsets_note += keys_note + coverage_note + shift_note
+    relative = (structure or {}).get("decoder_relative_positions")
+    relative_note = (f" The decoder had no learned positions: its self-attention read the distance back to each "
+                     f"token, a learned term per head for 0 to {relative - 1} and one for {relative} or more "
+                     "(`decoder_relative_positions`)." if relative else "")
+    offsets_note += keys_note + coverage_note + shift_note + relative_note
     if not structure or structure.get("track") != "with input structure":
         return f"\n\nTrack: without input structure.{offsets_note}" if offsets_note else ""
     unparsed = ", ".join(f"{n} in {split}" for split, n in structure.get("unparsed_inputs", {}).items())
