@@ -36,6 +36,8 @@ GOLD = "* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 ) AND age
     ("* baby ( 1 ) ; tray ( 4 ) ; nmod . in ( 1 , 4 ) AND scream ( 5 ) AND agent ( 5 , 1 )", "wrong preposition"),
     ("* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 ) AND agent ( 5 , 4 )", "wrong index"),
     ("* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 ) AND theme ( 5 , 1 )", "predicates: other"),
+    ("* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 , 1 )", "wrong number of arguments"),
+    ("* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 ) AND agent ( 5 )", "wrong number of arguments"),
 ])
 def test_first_error_kinds_by_hand(prediction, kind):
     assert first_error(GOLD, prediction) == kind

@@ -9,7 +9,9 @@ A ReCOGS_pos logical form lists its nouns first (``* baby ( 1 ) ; tray ( 4 ) ;``
 - in the noun list: ``a noun after the last one`` (the gold form starts its predicates, the prediction lists
   another noun), ``the noun list ends early`` (the other way round), ``the previous noun or index again``,
   ``noun list: other``;
-- in the predicates: ``wrong preposition`` (of an ``nmod``), ``wrong index``, ``predicates: other``.
+- in the predicates: ``wrong preposition`` (of an ``nmod``), ``wrong index``, ``wrong number of arguments`` (``)``
+  where the gold conjunct goes on with ``,`` after its first index, or the other way round: ``agent ( 22 )`` for
+  ``agent ( 22 , 21 )``, ``like ( 9 , 8 )`` for ``like ( 9 )``), ``predicates: other``.
 
 The tables also give, per row of the table, the median position (in tokens) of the first difference: a model
 whose wrong rows all start to go wrong near one position, whatever the depth, runs out of trained positions
@@ -34,7 +36,7 @@ from typing import Any
 
 KINDS = ("ends too early", "goes on after the gold end", "a noun after the last one", "the noun list ends early",
          "the previous noun or index again", "noun list: other", "wrong preposition", "wrong index",
-         "predicates: other")
+         "wrong number of arguments", "predicates: other")
 _ROLE = re.compile(r"\b(agent|theme|recipient) \( (\d+) , (\d+) \)")
 _NMOD_HEAD = re.compile(r"nmod \. \w+ \( (\d+) ,")
 _NMOD = re.compile(r"nmod \. \w+ \( \d+ , \d+ \)")
@@ -78,6 +80,8 @@ def first_error(gold: str, prediction: str) -> str | None:
         return "wrong preposition"
     if g[i].isdigit():
         return "wrong index"
+    if {g[i], p[i]} == {",", ")"} and g[i - 1].isdigit():
+        return "wrong number of arguments"
     return "predicates: other"
 
 
