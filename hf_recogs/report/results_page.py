@@ -77,6 +77,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_no_offsets_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_no_offsets_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": {
         "test": ("100", "wu_logs"),
         "gen": ("81.4 ± 1.0", "wu_logs"),
@@ -203,6 +204,9 @@ TITLES = {
         "ReCOGS_pos, with input structure: the setting with sides and keys, without the offset term (ablation)",
     "recogs_pos_structure_pointer_keys_sides_coverage_no_offsets_transformer_fast":
         "ReCOGS_pos, with input structure: the setting with sides, keys and coverage, without the offset term",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_transformer_fast":
+        "ReCOGS_pos, with input structure: the setting with sides, keys and coverage, the decoder reading distances "
+        "instead of learned positions (decoder_relative_positions: 16)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
