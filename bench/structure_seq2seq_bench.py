@@ -1,21 +1,23 @@
 """Training-step speed of ``structure_transformer`` (hard mask; + pointer cross-attention; + pointer keys; + the
-argument mask, coverage or distances in the decoder) against ``transformer`` on the same ReCOGS_pos batches, one
-thread.
+argument mask, coverage, distances in the decoder or tree labels on the values) against ``transformer`` on the
+same ReCOGS_pos batches, one thread.
 
     python bench/structure_seq2seq_bench.py [--steps 30] [--batch-size 64] [--precision auto|bf16|fp32]
 
 What is compared: the fast recipe's model size (2+2 layers, d_model 300, 4 heads) built from the same seed (so the
-same weights) as ``transformer``, as ``structure_transformer`` with the structure recipe's setting (hard mask
-on 2 of the 4 heads of both encoder layers), and as that with both pointer terms in the cross-attention
+same weights) as ``transformer``, as ``structure_transformer`` with the structure recipe's setting (hard mask on 2
+of the 4 heads of both encoder layers), and as that with both pointer terms in the cross-attention
 (``cross_attention_structure: pointer``, ``pointer_offsets: 4``), and with their query-dependent part on top
 (``pointer_keys: true``), and that with sides and the argument mask (``pointer_sides``, ``pointer_argument_mask``)
 or with sides and coverage (``pointer_coverage``), or with sides and a decoder that reads distances instead of
 learned positions (``decoder_relative_positions: 16``: an explicit float self-attention mask instead of the causal
-flag of SDPA). All train on the same batches: ``--steps`` batches of
-``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the recipe's ``data_order:
-grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the models are timed
-interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a change in the machine's
-load hits all alike. ``--precision auto`` autocasts to bf16 where the CPU has native bf16, as the recipe does.
+flag of SDPA), and sides, coverage and the relative decoder together without and with the tree labels on the
+cross-attention's values (``pointer_values``: the attention weights computed a second time). All train on the same
+batches: ``--steps`` batches of ``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the
+recipe's ``data_order: grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the
+models are timed interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a change in
+the machine's load hits all alike. ``--precision auto`` autocasts to bf16 where the CPU has native bf16, as the
+recipe does.
 
 Also timed: the collators that make those batches (``DataCollatorForSeq2Seq`` against it plus
 ``relation_ids``), and the one-off layout of the training inputs (parse, head-word tree, ids), which a run pays
@@ -93,6 +95,10 @@ def main() -> None:
                 "+ sides, relative decoder": ("structure_transformer", {**pointer, "pointer_keys": True,
                                                                         "pointer_sides": True,
                                                                         "decoder_relative_positions": 16})}
+    recipe = {**pointer, "pointer_keys": True, "pointer_sides": True, "pointer_coverage": True,
+              "decoder_relative_positions": 16}
+    settings["+ sides, coverage, relative"] = ("structure_transformer", recipe)
+    settings["+ sides, coverage, relative, values"] = ("structure_transformer", {**recipe, "pointer_values": True})
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)
@@ -142,7 +148,7 @@ def main() -> None:
           f"({layout_s:.1f} s for {len(sources)} rows, {len(layout.unparsed)} without a parse)")
     for name in models:
         collator = collate_s.get(name, collate_s["structure_transformer"])
-        print(f"{name:<26} training steps {examples / step_s[name]:7.1f} examples/s   "
+        print(f"{name:<37} training steps {examples / step_s[name]:7.1f} examples/s   "
               f"collator {1000 * collator / len(batches):6.2f} ms/batch")
     collate_ratio = collate_s["structure_transformer"] / collate_s["transformer"]
     for name in ("structure_transformer", *names_after):

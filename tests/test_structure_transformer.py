@@ -226,6 +226,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={pointer_keys: true}"])
     with pytest.raises(ConfigError, match="pointer_sides splits the tree labels .* needs cross_attention_structure"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_sides: true}"])
+    with pytest.raises(ConfigError, match="pointer_values adds the tree labels .* needs cross_attention_structure"):
+        parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_values: true}"])
     for bad in (-1, 512):  # the config's table has 512 positions
         with pytest.raises(ConfigError, match="decoder_position_shift must be a whole number from 0 .* 511"):
             parse_args([CONFIG, f"model_overrides={{decoder_position_shift: {bad}}}"])
@@ -256,7 +258,8 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     out = tmp_path / "out"
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
-                        "pointer_coverage": True, "decoder_position_shift": 16, "pointer_offsets_scope": "noun_list"})
+                        "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
+                        "pointer_offsets_scope": "noun_list"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -278,12 +281,15 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["pointer_offsets_scope"] == "noun_list" and "(the noun list; `pointer_offsets_scope" in card
     assert structure["pointer_argument_mask"] is True and "(`pointer_argument_mask`)" in card
     assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
+    assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
     assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
     assert structure["decoder_relative_positions"] == 0 and "`decoder_relative_positions`" not in card
     relative = {**res, "input_structure": {**structure, "decoder_position_shift": 0, "decoder_relative_positions": 8}}
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
+    without_values = {**res, "input_structure": {**structure, "pointer_values": False}}
+    assert "`pointer_values`" not in str(render_model_card(without_values))
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -569,6 +575,94 @@ def test_pointer_keys_are_added_to_the_keys_of_the_cross_attention(pointer_tok):
             logits = (q[b, :, h, None] * keys).sum(-1) * attn.scaling + scalars
             expected = logits[:, real].softmax(-1)
             assert torch.allclose(out.cross_attentions[0][b, h][:, real], expected, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pointer_values: each head's output also says how much attention went to each tree label (relation values)
+
+
+def test_pointer_values_term_by_hand():
+    """Decoder token t gets sum over heads h and source tokens s of w[h, t, s] · v[h, label(t, s)]."""
+    from hf_recogs.models.modeling_structure_transformer import PointerValues
+
+    torch.manual_seed(0)
+    values = PointerValues(layers=2, heads=2, labels=3, d_model=4)
+    with torch.no_grad():
+        values.weight.normal_()
+    weights = torch.rand(1, 2, 2, 3).softmax(-1)  # (batch, heads, tgt, src)
+    labels = torch.tensor([[[0, 2, 2], [1, 1, 0]]])  # (batch, tgt, src): two sources share a label
+    term = values(1, weights, labels)
+    assert term.shape == (1, 2, 4)
+    for t in range(2):
+        expected = sum(weights[0, h, t, s] * values.weight[1, h, labels[0, t, s]] for h in range(2) for s in range(3))
+        assert torch.allclose(term[0, t], expected, atol=1e-6)
+
+
+def test_fresh_pointer_values_change_nothing_and_trained_ones_decode_as_they_train(pointer_tok, tmp_path):
+    """Zero values give the logits of the same model without them; random values change the logits, decoding
+    with a cache sees what teacher forcing sees (the attention weights of one step are those of its row), and
+    the model reloads with them."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    options = {"encoder_structure": "hard", "cross_attention_structure": "pointer", "pointer_offsets": 3,
+               "pointer_sides": True, "pointer_keys": True}
+    plain = tiny(pointer_tok, **options)
+    valued = tiny(pointer_tok, **options, pointer_values=True)
+    missing, unexpected = valued.load_state_dict(plain.state_dict(), strict=False)
+    assert missing == ["model.decoder.tree_values.weight"] and not unexpected
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        for model in (plain, valued):  # terms that move the attention, so the weights differ from row to row
+            model.model.decoder.pointer_bias.weight.normal_(0, 2.0)
+        valued.model.decoder.pointer_bias.weight.copy_(plain.model.decoder.pointer_bias.weight)
+        fresh = valued(**batch, labels=labels).logits
+        assert torch.allclose(fresh, plain(**batch, labels=labels).logits, atol=1e-6)
+        valued.model.decoder.tree_values.weight.normal_(0, 2.0)
+        teacher = valued(**batch, labels=labels).logits
+        assert not torch.allclose(teacher, plain(**batch, labels=labels).logits, atol=1e-3)
+    sequence, logits = _forced_decoding(valued, batch, labels[:1])
+    assert torch.equal(sequence, labels[0])
+    assert torch.allclose(logits, teacher[0], atol=1e-4)
+    valued.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch, labels=labels).logits, teacher)
+
+
+def test_pointer_values_add_each_labels_share_of_the_attention_to_the_output(pointer_tok):
+    """What enters the cross-attention's residual sum is Bart's attention output plus, per head, the weight the
+    attention itself gave (``output_attentions``, eager) to the source tokens of each tree label, times that
+    label's vector: caught on the layer's own modules and summed here by hand."""
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_sides=True, pointer_values=True,
+                 attn_implementation="eager")
+    decoder = model.model.decoder
+    with torch.no_grad():
+        decoder.tree_values.weight.normal_(0, 2.0)
+        decoder.pointer_bias.weight.normal_(0, 1.0)
+    layer = decoder.layers[0]
+    caught = {}
+    hooks = [layer.encoder_attn.out_proj.register_forward_hook(lambda m, i, o: caught.__setitem__("attn", o)),
+             layer.self_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("residual", o)),
+             layer.encoder_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("sum", i[0]))]
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        out = model(**batch, labels=labels, output_attentions=True)
+    for hook in hooks:
+        hook.remove()
+    from hf_recogs.models.modeling_structure_transformer import pointer_positions
+
+    decoder_ids = torch.cat([torch.full((2, 1), model.config.decoder_start_token_id), labels[:, :-1]], 1)
+    pointer = pointer_positions(decoder_ids, model.position_of_token)
+    rel = decoder.pointer_labels(pointer, batch["relation_ids"], batch["attention_mask"], sides=True)
+    weights = out.cross_attentions[0]  # (batch, heads, tgt, src)
+    value = decoder.tree_values.weight[0]  # (heads, labels, d_model)
+    added = caught["sum"] - caught["residual"] - caught["attn"]
+    for b in range(2):
+        for t in range(labels.shape[1]):
+            expected = sum(weights[b, h, t, s] * value[h, rel[b, t, s]]
+                           for h in range(weights.shape[1]) for s in range(weights.shape[-1]))
+            assert torch.allclose(added[b, t], expected, atol=1e-5)
+    assert added.abs().max() > 0.1  # the values were reached
 
 
 def test_position_shifts_are_uniform_up_to_the_limit_and_stay_in_the_table():

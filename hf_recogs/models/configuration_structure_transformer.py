@@ -92,6 +92,13 @@ class StructureTransformerConfig(BartConfig):
             lets the token ask for what it is about to write (the pointed word itself before its lemma, one of
             its dependents before an argument). Labels: the tree relations and/or the offsets, whichever terms are
             on. ``False`` (default): the scalars only.
+        pointer_values: with ``"pointer"``: the tree labels also reach what the cross-attention reads, not only
+            where it looks: every decoder layer adds to each head's output a learned vector per tree label (with
+            ``pointer_sides`` the sided ones) in proportion to the attention the head gives the source tokens of
+            that label (Shaw et al.'s (2018) relation values; zero at initialisation). The attention picks a word
+            by its relation to the pointed one, but passes on only that word's encoding; with values the decoder
+            also learns *which* relation it found (the verb's dependent on its left, its subject, whatever that
+            noun's own encoding says), before it writes the role. ``False`` (default): off.
         pointer_sides: with ``"pointer"``: the tree labels also say on which side of the pointed word a source
             token stands (``POINTER_RELATIONS_WITH_SIDES``): a verb's subject is a dependent on its left, its
             object one on its right, at any distance, where offsets only see a window. ``False`` (default): one
@@ -140,6 +147,7 @@ class StructureTransformerConfig(BartConfig):
     pointer_offsets_scope: str = "all"
     pointer_scope_token_id: int | None = None
     pointer_keys: bool = False
+    pointer_values: bool = False
     pointer_sides: bool = False
     pointer_token_ids: list[int] | None = None
     pointer_coverage: bool = False
@@ -180,6 +188,7 @@ class StructureTransformerConfig(BartConfig):
             raise ValueError("pointer_coverage counts the positions the output names: it needs a pointer term, "
                              "cross_attention_structure='pointer' and/or pointer_offsets > 0")
         for option, what in (("pointer_sides", "splits the tree labels of the pointer term"),
+                             ("pointer_values", "adds the tree labels of the pointer term to the values"),
                              ("pointer_argument_mask", "reads the tree around the word named last")):
             if getattr(self, option) and self.cross_attention_structure != "pointer":
                 raise ValueError(f"{option} {what}: it needs cross_attention_structure='pointer'")

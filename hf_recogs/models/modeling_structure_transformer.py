@@ -11,7 +11,9 @@ output named last by its position (with ``pointer_sides`` also by its side of th
 ``pointer_offsets`` one per offset of the source token from that word (with ``pointer_offsets_scope="noun_list"``
 only until the output's first ``AND``: ``before_first``)
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
-``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018).
+``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018),
+and with ``pointer_values`` each head's output also says how much of its attention went to each tree label (a
+learned value part per label, the same paper).
 With ``pointer_coverage`` they also get a learned term per source word by how many times the output has named it
 so far (``coverage_counts``). With ``pointer_argument_mask`` every cross-attention head that writes a conjunct's
 second argument sees only the children and siblings of its first (``argument_slots``). With
@@ -30,6 +32,7 @@ Bart's eager and SDPA attention already add to the attention logits, so the atte
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -99,13 +102,34 @@ class PointerKeys(nn.Module):
         return per_label.gather(-1, index) * scaling
 
 
+class PointerValues(nn.Module):
+    """The tree labels on the values of the cross-attention (``pointer_values``): one learned vector per (decoder
+    layer, head, label), which a head adds to its output in proportion to the attention it gives the source
+    tokens of that label (Shaw et al. 2018's relation values, taken to the model's width, where the output
+    projection of a per-head vector would put them); zero at initialisation."""
+
+    def __init__(self, layers: int, heads: int, labels: int, d_model: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(layers, heads, labels, d_model))
+
+    def forward(self, layer: int, weights: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        # weights (batch, heads, tgt, src): each head's attention, summed per label of the source tokens
+        # (labels (batch, tgt, src)) -> (batch, heads, tgt, labels), then the labels' vectors -> (batch, tgt, d_model)
+        batch, heads, tgt, src = weights.shape
+        index = labels[:, None].expand(batch, heads, tgt, src)
+        per_label = weights.new_zeros(batch, heads, tgt, self.weight.shape[2]).scatter_add_(-1, index, weights)
+        return torch.einsum("bhtl,hld->btd", per_label, self.weight[layer].to(weights.dtype))
+
+
 class StructureTransformerDecoderLayer(BartDecoderLayer):
     """Bart's decoder layer, whose cross-attention mask can also take a term computed from the layer's own
-    cross-attention queries (``query_term``: queries (batch, heads, tgt, head_dim) -> additive term); a
-    ``pointer_keys`` model's layers only. Otherwise Bart's forward, step for step."""
+    cross-attention queries (``query_term``: queries (batch, heads, tgt, head_dim) -> additive term), and whose
+    cross-attention output can take a term computed from its attention weights (``value_term``: weights (batch,
+    heads, tgt, src) -> (batch, tgt, d_model)); a ``pointer_keys`` or ``pointer_values`` model's layers only.
+    Otherwise Bart's forward, step for step."""
 
     def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                cache=None, use_cache=True, query_term=None, **kwargs):
+                cache=None, use_cache=True, query_term=None, value_term=None, **kwargs):
         residual = hidden_states
         hidden_states, _ = self.self_attn(hidden_states, cache=cache, attention_mask=attention_mask, **kwargs)
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
@@ -113,13 +137,21 @@ class StructureTransformerDecoderLayer(BartDecoderLayer):
 
         if encoder_hidden_states is not None:
             residual = hidden_states
-            if query_term is not None:
+            attn = self.encoder_attn
+            if query_term is not None or value_term is not None:
                 # the attention computes these queries again; a (tgt, d_model) projection is cheap
-                attn = self.encoder_attn
                 query = attn.q_proj(hidden_states).view(*hidden_states.shape[:-1], -1, attn.head_dim).transpose(1, 2)
+            if query_term is not None:
                 encoder_attention_mask = encoder_attention_mask + query_term(query, attn.scaling)
             hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
                                                  attention_mask=encoder_attention_mask, cache=cache, **kwargs)
+            if value_term is not None:
+                # the attention's weights, computed again (SDPA does not return them); sources are short
+                key = attn.k_proj(encoder_hidden_states)
+                key = key.view(*key.shape[:-1], -1, attn.head_dim).transpose(1, 2)
+                logits = torch.matmul(query, key.transpose(-1, -2)) * attn.scaling + encoder_attention_mask
+                weights = nn.functional.dropout(logits.softmax(-1), p=attn.dropout, training=self.training)
+                hidden_states = hidden_states + value_term(weights).to(hidden_states.dtype)
             hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
             hidden_states = self.encoder_attn_layer_norm(residual + hidden_states)
 
@@ -176,6 +208,13 @@ class StructureTransformerEncoder(BartEncoder):
                 bias = torch.cat([soft, bias[:, self.structured_heads:]], dim=1)
             masks[layer] = bias.masked_fill(~allowed, minimum)
         return masks
+
+    def value_terms(self, tree) -> list:
+        """Per layer, the ``pointer_values`` term of the tree labels ``tree`` as a function of that layer's
+        cross-attention weights (None without ``pointer_values``)."""
+        if self.tree_values is None:
+            return [None] * len(self.layers)
+        return [functools.partial(self.tree_values, layer, labels=tree) for layer in range(len(self.layers))]
 
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, relation_ids=None, **kwargs):
@@ -289,8 +328,11 @@ class StructureTransformerDecoder(BartDecoder):
         self.coverage_bias = (StructureRelationBias(layers, heads, COVERAGE_LABELS) if config.pointer_coverage
                               else None)
         self.tree_keys = self.offset_keys = self.coverage_keys = None
-        if config.pointer_keys:
+        self.tree_values = (PointerValues(layers, heads, tree_labels, config.d_model) if config.pointer_values
+                            else None)
+        if config.pointer_keys or config.pointer_values:
             self.layers = nn.ModuleList([StructureTransformerDecoderLayer(config, layer_idx=i) for i in range(layers)])
+        if config.pointer_keys:
             if self.pointer_bias is not None:
                 self.tree_keys = PointerKeys(layers, tree_labels, config.d_model)
             if self.offset_bias is not None:
@@ -404,6 +446,13 @@ class StructureTransformerDecoder(BartDecoder):
             return term
         return [term_of(layer) for layer in range(len(self.layers))]
 
+    def value_terms(self, tree) -> list:
+        """Per layer, the ``pointer_values`` term of the tree labels ``tree`` as a function of that layer's
+        cross-attention weights (None without ``pointer_values``)."""
+        if self.tree_values is None:
+            return [None] * len(self.layers)
+        return [functools.partial(self.tree_values, layer, labels=tree) for layer in range(len(self.layers))]
+
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 cache=None, inputs_embeds=None, use_cache=None, source_relation_ids=None, decoder_pointer=None,
@@ -435,7 +484,7 @@ class StructureTransformerDecoder(BartDecoder):
             cross_masks = [create_bidirectional_mask(config=self.config, inputs_embeds=inputs_embeds,
                                                      attention_mask=encoder_attention_mask,
                                                      encoder_hidden_states=encoder_hidden_states)] * len(self.layers)
-            query_terms = [None] * len(self.layers)
+            query_terms = value_terms = [None] * len(self.layers)
         else:
             if decoder_pointer is None or (self.pointer_bias is not None and source_relation_ids is None):
                 raise ValueError("a pointer model needs the decoder tokens' pointer (and, with "
@@ -465,6 +514,7 @@ class StructureTransformerDecoder(BartDecoder):
             cross_masks = self.cross_attention_masks((tree, offsets, coverage), encoder_attention_mask,
                                                      inputs_embeds.dtype, blocked)
             query_terms = self.query_terms((tree, offsets, coverage))
+            value_terms = self.value_terms(tree)
         if self.training and self.position_shift and cache_length == 0:
             # (batch, tgt_len) ids: Bart's embedding reads 1-D ids only, so index its table (and offset) directly
             shifted = position_ids + random_position_shifts(batch_size, seq_length, self.position_shift,
@@ -480,7 +530,8 @@ class StructureTransformerDecoder(BartDecoder):
         for idx, decoder_layer in enumerate(self.layers):
             if self.training and self.layerdrop > 0.0 and torch.rand([]) < self.layerdrop:
                 continue  # LayerDrop, as Bart
-            extra = {"query_term": query_terms[idx]} if query_terms[idx] is not None else {}
+            extra = {name: term for name, term in (("query_term", query_terms[idx]), ("value_term", value_terms[idx]))
+                     if term is not None}
             hidden_states = decoder_layer(hidden_states, self_masks[idx], encoder_hidden_states,
                                           encoder_attention_mask=cross_masks[idx], cache=cache, use_cache=use_cache,
                                           **extra, **kwargs)
@@ -539,7 +590,7 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
 
     def _init_weights(self, module):
         super()._init_weights(module)
-        if isinstance(module, (StructureRelationBias, PointerKeys)):
+        if isinstance(module, (StructureRelationBias, PointerKeys, PointerValues)):
             init.zeros_(module.weight)
         if module is self and self.position_of_token is not None:  # loading leaves buffers unset
             init.copy_(self.position_of_token, self.position_table())
@@ -591,5 +642,5 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         return inputs
 
 
-__all__ = ["PointerKeys", "StructureTransformerDecoder", "StructureTransformerDecoderLayer",
+__all__ = ["PointerKeys", "PointerValues", "StructureTransformerDecoder", "StructureTransformerDecoderLayer",
            "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration", "StructureTransformerModel"]

@@ -144,6 +144,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
                          "list; `pointer_offsets_scope: noun_list`).")
     keys_note = (" Its pointer terms also depended on the decoder token: a learned vector per label added to the "
                  "keys (`pointer_keys`)." if (structure or {}).get("pointer_keys") else "")
+    keys_note += (" Each head's output also said how much of its attention went to each tree label: a learned "
+                  "vector per label added to the values (`pointer_values`)."
+                  if (structure or {}).get("pointer_values") else "")
     coverage_note = (" Its cross-attention also read how many times the output had named each source word so far "
                      "(`pointer_coverage`)." if (structure or {}).get("pointer_coverage") else "")
     shift = (structure or {}).get("decoder_position_shift")

@@ -136,6 +136,7 @@ def structure_settings(config) -> dict[str, Any]:
         "pointer_offsets": config.pointer_offsets,
         "pointer_offsets_scope": config.pointer_offsets_scope,
         "pointer_keys": bool(config.pointer_keys),
+        "pointer_values": bool(config.pointer_values),
         "pointer_sides": bool(config.pointer_sides),
         "pointer_coverage": bool(config.pointer_coverage),
         "pointer_argument_mask": bool(config.pointer_argument_mask),
