@@ -209,13 +209,6 @@ class StructureTransformerEncoder(BartEncoder):
             masks[layer] = bias.masked_fill(~allowed, minimum)
         return masks
 
-    def value_terms(self, tree) -> list:
-        """Per layer, the ``pointer_values`` term of the tree labels ``tree`` as a function of that layer's
-        cross-attention weights (None without ``pointer_values``)."""
-        if self.tree_values is None:
-            return [None] * len(self.layers)
-        return [functools.partial(self.tree_values, layer, labels=tree) for layer in range(len(self.layers))]
-
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, relation_ids=None, **kwargs):
         """Bart's encoder forward, with the structured layers' masks from ``relation_ids``."""
