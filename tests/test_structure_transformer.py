@@ -259,6 +259,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
                         "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
+                        "encoder_word_classes": True,
                         "pointer_offsets_scope": "noun_list"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
@@ -282,14 +283,16 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["pointer_argument_mask"] is True and "(`pointer_argument_mask`)" in card
     assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
     assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
+    assert structure["encoder_word_classes"] is True and "noun, verb or other (`encoder_word_classes`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
     assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
     assert structure["decoder_relative_positions"] == 0 and "`decoder_relative_positions`" not in card
     relative = {**res, "input_structure": {**structure, "decoder_position_shift": 0, "decoder_relative_positions": 8}}
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
-    without_values = {**res, "input_structure": {**structure, "pointer_values": False}}
-    assert "`pointer_values`" not in str(render_model_card(without_values))
+    without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False}}
+    assert "`pointer_values`" not in str(render_model_card(without))
+    assert "`encoder_word_classes`" not in str(render_model_card(without))
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -663,6 +666,68 @@ def test_pointer_values_add_each_labels_share_of_the_attention_to_the_output(poi
                            for h in range(weights.shape[1]) for s in range(weights.shape[-1]))
             assert torch.allclose(added[b, t], expected, atol=1e-5)
     assert added.abs().max() > 0.1  # the values were reached
+
+
+# ---------------------------------------------------------------------------------------------------------
+# encoder_word_classes: each encoder token also embeds its word class in the parser's lexicon
+
+
+def test_word_classes_of_a_vocabulary_by_hand(tok):
+    """Function words, verbs the lexicon knows, names, other lower-case words and the rest, read by hand from
+    ``Emma gave the cake to Liam .`` etc. with a lexicon that knows ``gave`` and ``smiled``."""
+    from hf_recogs.models import word_class_ids
+    from hf_recogs.models.configuration_structure_transformer import WORD_CLASSES
+    from hf_recogs.structure import CogsLexicon
+
+    lexicon = CogsLexicon({"gave": "give", "smiled": "smile"}, {})
+    classes = word_class_ids(tok, lexicon)
+    assert len(classes) == len(tok)
+    named = {t: WORD_CLASSES[classes[i]] for t, i in tok.get_vocab().items()}
+    assert {t: named[t] for t in ("Emma", "Liam", "gave", "smiled", "the", "to", ".", "cake", "room", "A", "in")} == {
+        "Emma": "name", "Liam": "name", "gave": "verb", "smiled": "verb", "the": "function", "to": "function",
+        ".": "function", "cake": "noun", "room": "noun", "A": "function", "in": "function"}
+    assert {named[t] for t in ("(", "3", ";", tok.eos_token, tok.pad_token)} == {"other"}
+
+
+def test_word_classes_add_each_class_vector_to_the_encoder_embedding(tok, tmp_path):
+    """A fresh class table changes nothing; a trained one gives every encoder token its token embedding plus its
+    class's vector, and nothing to the decoder; the model reloads with its classes."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from hf_recogs.models import word_class_ids
+    from hf_recogs.structure import CogsLexicon
+
+    classes = word_class_ids(tok, CogsLexicon({"gave": "give", "smiled": "smile"}, {}))
+    plain = tiny(tok, encoder_structure="hard")
+    classed = tiny(tok, encoder_structure="hard", encoder_word_classes=True, word_class_ids=classes)
+    missing, unexpected = classed.load_state_dict(plain.state_dict(), strict=False)
+    assert sorted(missing) == ["model.encoder.word_classes.class_of_token", "model.encoder.word_classes.weight"]
+    assert not unexpected
+    assert classed.model.encoder.word_classes.class_of_token.tolist() == classes
+    batch = encoded(tok)
+    labels = tok(["cake ( 3 ) ; give ( 1 )"] * 2, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        assert torch.allclose(classed(**batch, labels=labels).logits, plain(**batch, labels=labels).logits,
+                              atol=1e-6)
+        classed.model.encoder.word_classes.weight.normal_(0, 1.0)
+        out = classed(**batch, labels=labels).logits
+        # by hand: the plain model fed the token embeddings plus each token's class vector
+        table = classed.model.encoder.word_classes.weight
+        embeds = plain.model.encoder.embed_tokens(batch["input_ids"]) + table[torch.tensor(classes)[batch["input_ids"]]]
+        encoder_out = plain.model.encoder(inputs_embeds=embeds, attention_mask=batch["attention_mask"],
+                                          relation_ids=batch["relation_ids"])
+        expected = plain(attention_mask=batch["attention_mask"], encoder_outputs=encoder_out, labels=labels).logits
+        assert torch.allclose(out, expected, atol=1e-5)
+        assert not torch.allclose(out, plain(**batch, labels=labels).logits, atol=1e-3)
+    classed.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert loaded.model.encoder.word_classes.class_of_token.tolist() == classes
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch, labels=labels).logits, out)
+    from huggingface_hub.errors import StrictDataclassClassValidationError
+
+    with pytest.raises(StrictDataclassClassValidationError, match="word_class_ids must give every one of the"):
+        tiny(tok, encoder_word_classes=True, word_class_ids=classes[:-1])
 
 
 def test_position_shifts_are_uniform_up_to_the_limit_and_stay_in_the_table():

@@ -202,6 +202,9 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     if isinstance(config, StructureTransformerConfig) and config.pointer_offsets_scope != "all" and \
             config.pointer_scope_token_id is None:
         config.pointer_scope_token_id = scope_token_id(tokenizer)
+    if isinstance(config, StructureTransformerConfig) and config.encoder_word_classes and \
+            config.word_class_ids is None:
+        config.word_class_ids = word_class_ids(tokenizer)
     model = model_class(config)
     if arch in CLASSIFIERS:  # one logit, nothing to generate
         return model
@@ -238,6 +241,21 @@ def argument_token_ids(tokenizer) -> list[int]:
         raise ValueError(f"pointer_argument_mask needs outputs of binary conjuncts `role ( i , j )`; this vocabulary "
                          f"has no {' or '.join(repr(t) for t in missing)}")
     return [vocab[","], vocab[")"]]
+
+
+def word_class_ids(tokenizer, lexicon=None) -> list[int]:
+    """The class (index into ``WORD_CLASSES``) of every token id, as our COGS parser's ``lexicon`` (default: the one
+    it learns from ReCOGS_pos train) reads the token as a word; special tokens are "other"."""
+    from ..structure import cogs_default_lexicon, cogs_word_class
+    from .configuration_structure_transformer import WORD_CLASSES
+
+    lexicon = lexicon or cogs_default_lexicon()
+    special = set(tokenizer.all_special_tokens)
+    classes = [0] * len(tokenizer)
+    for token, token_id in tokenizer.get_vocab().items():
+        if token not in special:
+            classes[token_id] = WORD_CLASSES.index(cogs_word_class(token, lexicon))
+    return classes
 
 
 def scope_token_id(tokenizer) -> int:

@@ -29,6 +29,10 @@ TREE_RELATIONS = (
 # The pairs a hard-masked head lets attend by default: the token itself and its tree neighbours.
 DEFAULT_HARD_RELATIONS = ("self", "parent_to_child", "child_to_parent")
 
+# ``encoder_word_classes``: the class our parser's lexicon gives each encoder token (hf_recogs.structure.cogs's
+# ``word_class``); "other" for whatever is not a word of the input grammar.
+WORD_CLASSES = ("other", "function", "name", "noun", "verb")
+
 CROSS_ATTENTION_STRUCTURE = ("none", "pointer")
 # Where in the output the offset term applies: everywhere, or only until the output's first ``AND`` (the
 # noun list of ReCOGS_pos, which follows the source's word order; in COGS also the first predicate).
@@ -66,6 +70,13 @@ class StructureTransformerConfig(BartConfig):
             tree is over the words only (the parse projected onto head words). Read by the data collator and
             recorded for the model card; the model itself reads whatever tokens and relations it is given.
         num_relations: the number of relation labels (``len(TREE_RELATIONS)``).
+        encoder_word_classes: each encoder token's embedding also gets a learned vector of its word class
+            (``WORD_CLASSES``: function word, name, noun, verb, other), the class our parser's lexicon gives the
+            word (zero at initialisation). A word seen only alone in training (a COGS primitive: *Paula*) has an
+            embedding trained in one context; its class vector is trained by every word of the class, so the
+            encoder reads the new word as the names it should behave like. ``False`` (default): off.
+        word_class_ids: with ``encoder_word_classes``: the class (index into ``WORD_CLASSES``) of every token id
+            of the vocabulary (``build_model`` fills it from the tokenizer and the parser's lexicon).
         cross_attention_structure: ``"none"``: Bart's cross-attention; ``"pointer"``: every decoder layer adds a
             learned scalar per (head, label of ``POINTER_RELATIONS``) to its cross-attention logits, where the
             label of decoder token t and source token j is the tree relation of j to the source word the output
@@ -142,6 +153,8 @@ class StructureTransformerConfig(BartConfig):
     hard_relations: list[str] | None = None
     structure_tokens: bool = False
     num_relations: int = len(TREE_RELATIONS)
+    encoder_word_classes: bool = False
+    word_class_ids: list[int] | None = None
     cross_attention_structure: str = "none"
     pointer_offsets: int = 0
     pointer_offsets_scope: str = "all"
@@ -202,6 +215,12 @@ class StructureTransformerConfig(BartConfig):
         if relative and shift:
             raise ValueError("decoder_relative_positions drops the decoder's learned positions that "
                              "decoder_position_shift shifts: set one of the two")
+        classes = self.word_class_ids
+        if classes is not None and (len(classes) != self.vocab_size or
+                                    not all(0 <= c < len(WORD_CLASSES) for c in classes)):
+            raise ValueError(f"word_class_ids must give every one of the {self.vocab_size} token ids a class "
+                             f"0..{len(WORD_CLASSES) - 1} (WORD_CLASSES); build the model with "
+                             "hf_recogs.models.build_model, which reads them from the tokenizer")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")
@@ -231,5 +250,5 @@ class StructureTransformerConfig(BartConfig):
 
 
 __all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_OFFSETS_SCOPE",
-           "POINTER_RELATIONS", "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS", "TREE_RELATIONS",
+           "POINTER_RELATIONS", "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS", "TREE_RELATIONS", "WORD_CLASSES",
            "StructureTransformerConfig"]

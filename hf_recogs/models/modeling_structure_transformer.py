@@ -19,7 +19,9 @@ so far (``coverage_counts``). With ``pointer_argument_mask`` every cross-attenti
 second argument sees only the children and siblings of its first (``argument_slots``). With
 ``decoder_position_shift`` the decoder's positions start at a random offset in training
 (``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
-distance between tokens instead (``relative_distances``). ``generate()`` hands ``relation_ids`` to the encoder
+distance between tokens instead (``relative_distances``). With ``encoder_word_classes`` every encoder token's
+embedding also gets a learned vector of its word class in our parser's lexicon (``WordClassEmbedding``).
+``generate()`` hands ``relation_ids`` to the encoder
 once, with the other encoder inputs; the decoding steps after that read the encoder's outputs, and only a
 tree-pointer model reads ``relation_ids`` again.
 
@@ -57,6 +59,7 @@ from .configuration_structure_transformer import (
     POINTER_RELATIONS_WITH_SIDES,
     SIDED_RELATIONS,
     TREE_RELATIONS,
+    WORD_CLASSES,
     StructureTransformerConfig,
 )
 
@@ -100,6 +103,20 @@ class PointerKeys(nn.Module):
         per_label = torch.einsum("bhtd,lhd->bhtl", query, key_parts)
         index = labels[:, None].expand(batch, heads, tgt, labels.shape[-1])
         return per_label.gather(-1, index) * scaling
+
+
+class WordClassEmbedding(nn.Module):
+    """``encoder_word_classes``: one learned vector per word class (``WORD_CLASSES``), added to the embedding of
+    every encoder token of that class (``class_of_token``: token id -> class, from the config, and saved with the
+    weights: loading does not rebuild the buffers of a module whose weights it loaded); zero at initialisation."""
+
+    def __init__(self, class_of_token: list[int], d_model: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(len(WORD_CLASSES), d_model))
+        self.class_of_token = nn.Buffer(torch.tensor(class_of_token, dtype=torch.long))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.weight[self.class_of_token[input_ids]]
 
 
 class PointerValues(nn.Module):
@@ -179,6 +196,13 @@ class StructureTransformerEncoder(BartEncoder):
         # the labels a hard-masked head attends to (a plain list: a buffer would have to be re-created on
         # loading, as checkpoints do not carry it)
         self.hard_labels = [TREE_RELATIONS.index(r) for r in config.hard_relation_names()]
+        self.word_classes = None
+        if config.encoder_word_classes:
+            if config.word_class_ids is None:
+                raise ValueError("encoder_word_classes needs word_class_ids (the class of every token id): build "
+                                 "the model with hf_recogs.models.build_model, which reads them from the tokenizer "
+                                 "and the parser's lexicon")
+            self.word_classes = WordClassEmbedding(config.word_class_ids, config.d_model)
 
     def structure_masks(self, attention_mask, relation_ids, dtype) -> dict[int, torch.Tensor]:
         """Layer index -> the additive mask (batch, heads, len, len) of that structured layer: 0 (or the soft
@@ -216,6 +240,8 @@ class StructureTransformerEncoder(BartEncoder):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
         if inputs_embeds is None:
             inputs_embeds = self.embed_tokens(input_ids)
+            if self.word_classes is not None:
+                inputs_embeds = inputs_embeds + self.word_classes(input_ids).to(inputs_embeds.dtype)
         if self.structured_layers and relation_ids is None:
             raise ValueError(f"encoder_structure={self.config.encoder_structure!r} needs relation_ids (batch, "
                              "src_len, src_len): build them with hf_recogs.train.data.SourceLayout")
@@ -583,8 +609,10 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
 
     def _init_weights(self, module):
         super()._init_weights(module)
-        if isinstance(module, (StructureRelationBias, PointerKeys, PointerValues)):
+        if isinstance(module, (StructureRelationBias, PointerKeys, PointerValues, WordClassEmbedding)):
             init.zeros_(module.weight)
+        if isinstance(module, WordClassEmbedding):
+            init.copy_(module.class_of_token, torch.tensor(self.config.word_class_ids, dtype=torch.long))
         if module is self and self.position_of_token is not None:  # loading leaves buffers unset
             init.copy_(self.position_of_token, self.position_table())
 
@@ -636,4 +664,5 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
 
 
 __all__ = ["PointerKeys", "PointerValues", "StructureTransformerDecoder", "StructureTransformerDecoderLayer",
-           "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration", "StructureTransformerModel"]
+           "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration", "StructureTransformerModel",
+           "WordClassEmbedding"]

@@ -169,11 +169,15 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     if pointer and structure.get("pointer_argument_mask"):
         pointer += (" While writing a conjunct's second argument, every cross-attention head saw only the children "
                     "and siblings of its first (`pointer_argument_mask`).")
+    classes = (" Every encoder token's embedding also had a learned vector of its word class in our parser's "
+               "lexicon: function word, name, noun, verb or other (`encoder_word_classes`)."
+               if structure.get("encoder_word_classes") else "")
     return (f"\n\nTrack: **with input structure**. The encoder read the parse tree of every input from hf_recogs' "
             f"own parser (`{structure.get('parser')}`, which reads the sentence alone, never the gold output): "
             f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "
             f"{structure.get('of_heads')} heads in encoder layers {structure.get('structure_layers')}, over the "
-            f"{structure.get('tree')}.{pointer}{offsets_note} Inputs without a parse: {unparsed or 'not counted'}. To decode, "
+            f"{structure.get('tree')}.{classes}{pointer}{offsets_note} Inputs without a parse: "
+            f"{unparsed or 'not counted'}. To decode, "
             "lay the inputs out with `hf_recogs.train.data.SourceLayout.for_model(model, tokenizer).batch(sentences)` "
             "(it adds the `relation_ids` the model needs) and pass them to `model.generate`.")
 

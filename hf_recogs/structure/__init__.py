@@ -19,6 +19,7 @@ from .cogs import gold_relations as cogs_gold_relations
 from .cogs import learn_lexicon as cogs_learn_lexicon
 from .cogs import lf_structure as cogs_lf_structure
 from .cogs import parse_sentence as cogs_parse_sentence
+from .cogs import word_class as cogs_word_class
 from .scan import command_structure as scan_command_structure
 from .sygns import cross_links as sygns_cross_links
 from .sygns import fol_structure as sygns_fol_structure
@@ -29,7 +30,7 @@ from .tree import OUTSIDE, ROOT, Structure, StructureError
 __all__ = [
     "OUTSIDE", "ROOT", "Structure", "StructureError",
     "CogsAnnotation", "CogsLexicon", "CogsParse", "cogs_annotate", "cogs_cross_links", "cogs_default_lexicon",
-    "cogs_gold_relations", "cogs_learn_lexicon", "cogs_lf_structure", "cogs_parse_sentence",
+    "cogs_gold_relations", "cogs_learn_lexicon", "cogs_lf_structure", "cogs_parse_sentence", "cogs_word_class",
     "cfq_cross_links", "cfq_query_structure", "cfq_question_structure", "cfq_question_tree",
     "scan_command_structure",
     "sygns_cross_links", "sygns_fol_structure", "sygns_sentence_structure", "sygns_vf_structure",

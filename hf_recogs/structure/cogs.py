@@ -106,6 +106,24 @@ def _guess_lemma(form: str) -> str:
     return form
 
 
+def word_class(form: str, lexicon: CogsLexicon) -> str:
+    """The class of one COGS word as the parser reads it (the names of ``WORD_CLASSES`` in
+    ``configuration_structure_transformer.py``): ``"function"`` for determiners, prepositions, ``that``, ``to``,
+    ``was``, ``by``, fillers and the final period; ``"verb"`` for a form the lexicon knows; ``"name"`` for a
+    capitalised word; ``"noun"`` for any other lower-case word; ``"other"`` for anything else (numbers, symbols,
+    special tokens). A COGS word has one class wherever it stands, so a word seen only alone in training (a
+    primitive) gets the class of the words it behaves like in gen."""
+    if form in _FUNCTION:
+        return "function"
+    if lexicon.is_verb(form):
+        return "verb"
+    if form.isalpha() and form[:1].isupper():
+        return "name"
+    if form.isalpha() and form.islower():
+        return "noun"
+    return "other"
+
+
 def gold_relations(sentence: str, lf: str) -> set[tuple[str, int, int]]:
     """``(role, head, dependent)`` of a ReCOGS_pos LF, whose indices are word positions. This reads the
     answer: use it to learn a lexicon or to score the parser, never to parse."""
