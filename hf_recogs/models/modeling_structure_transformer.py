@@ -21,9 +21,8 @@ second argument sees only the children and siblings of its first (``argument_slo
 (``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
 distance between tokens instead (``relative_distances``). With ``encoder_word_classes`` every encoder token's
 embedding also gets a learned vector of its word class in our parser's lexicon (``WordClassEmbedding``).
-``generate()`` hands ``relation_ids`` to the encoder
-once, with the other encoder inputs; the decoding steps after that read the encoder's outputs, and only a
-tree-pointer model reads ``relation_ids`` again.
+``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps after
+that read the encoder's outputs, and only a tree-pointer model reads ``relation_ids`` again.
 
 Why an additive attention term: it is the one place where a tree can enter a Transformer without new layers.
 A hard mask on some heads forces those heads to gather from the token's tree neighbours only (the paper's best
