@@ -295,7 +295,7 @@ class _Parser:
 
     def top(self, k: int):
         """A clause of the text: plain, or with a fronted object NP (ReCOGS preposing) and a gap."""
-        for node, end, g in self.clause(k, False):
+        for node, end, _gap in self.clause(k, False):
             yield node, end
         found = self.np(k)
         if found is None or (self.strict and not found[0].kids):
