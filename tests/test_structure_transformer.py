@@ -515,11 +515,23 @@ def test_pointer_keys_term_by_hand():
                 assert torch.isclose(term[0, h, t, s], (query[0, h, t] * a).sum() * 0.5, atol=1e-6)
 
 
+def _decodes_as_it_trains_and_reloads(model, batch, labels, teacher, tmp_path):
+    """Forced decoding with a cache gives the first row's teacher-forced logits ``teacher[0]``, and the model
+    saved and loaded through the Auto classes gives ``teacher`` exactly."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    sequence, logits = _forced_decoding(model, batch, labels[:1])
+    assert torch.equal(sequence, labels[0])
+    assert torch.allclose(logits, teacher[0], atol=1e-4)
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch, labels=labels).logits, teacher)
+
+
 def test_fresh_pointer_keys_change_nothing_and_trained_ones_decode_as_they_train(pointer_tok, tmp_path):
     """Zero keys give the logits of the same model without them; random keys change the logits, decoding
     with a cache sees what teacher forcing sees, and the model reloads with them."""
-    from transformers import AutoModelForSeq2SeqLM
-
     options = {"encoder_structure": "hard", "cross_attention_structure": "pointer", "pointer_offsets": 3}
     plain = tiny(pointer_tok, **options)
     keyed = tiny(pointer_tok, **options, pointer_keys=True)
@@ -534,13 +546,7 @@ def test_fresh_pointer_keys_change_nothing_and_trained_ones_decode_as_they_train
         keyed.model.decoder.offset_keys.weight.normal_(0, 2.0)
         teacher = keyed(**batch, labels=labels).logits
         assert not torch.allclose(teacher, plain(**batch, labels=labels).logits, atol=1e-3)
-    sequence, logits = _forced_decoding(keyed, batch, labels[:1])
-    assert torch.equal(sequence, labels[0])
-    assert torch.allclose(logits, teacher[0], atol=1e-4)
-    keyed.save_pretrained(tmp_path)
-    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
-    with torch.no_grad():
-        assert torch.equal(loaded(**batch, labels=labels).logits, teacher)
+    _decodes_as_it_trains_and_reloads(keyed, batch, labels, teacher, tmp_path)
 
 
 def test_pointer_keys_are_added_to_the_keys_of_the_cross_attention(pointer_tok):
@@ -605,8 +611,6 @@ def test_fresh_pointer_values_change_nothing_and_trained_ones_decode_as_they_tra
     """Zero values give the logits of the same model without them; random values change the logits, decoding
     with a cache sees what teacher forcing sees (the attention weights of one step are those of its row), and
     the model reloads with them."""
-    from transformers import AutoModelForSeq2SeqLM
-
     options = {"encoder_structure": "hard", "cross_attention_structure": "pointer", "pointer_offsets": 3,
                "pointer_sides": True, "pointer_keys": True}
     plain = tiny(pointer_tok, **options)
@@ -615,21 +619,15 @@ def test_fresh_pointer_values_change_nothing_and_trained_ones_decode_as_they_tra
     assert missing == ["model.decoder.tree_values.weight"] and not unexpected
     batch, labels = _pointer_batch(pointer_tok)
     with torch.no_grad():
-        for model in (plain, valued):  # terms that move the attention, so the weights differ from row to row
-            model.model.decoder.pointer_bias.weight.normal_(0, 2.0)
+        # a term that moves the attention, so the weights differ from row to row; the same in both models
+        plain.model.decoder.pointer_bias.weight.normal_(0, 2.0)
         valued.model.decoder.pointer_bias.weight.copy_(plain.model.decoder.pointer_bias.weight)
         fresh = valued(**batch, labels=labels).logits
         assert torch.allclose(fresh, plain(**batch, labels=labels).logits, atol=1e-6)
         valued.model.decoder.tree_values.weight.normal_(0, 2.0)
         teacher = valued(**batch, labels=labels).logits
         assert not torch.allclose(teacher, plain(**batch, labels=labels).logits, atol=1e-3)
-    sequence, logits = _forced_decoding(valued, batch, labels[:1])
-    assert torch.equal(sequence, labels[0])
-    assert torch.allclose(logits, teacher[0], atol=1e-4)
-    valued.save_pretrained(tmp_path)
-    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
-    with torch.no_grad():
-        assert torch.equal(loaded(**batch, labels=labels).logits, teacher)
+    _decodes_as_it_trains_and_reloads(valued, batch, labels, teacher, tmp_path)
 
 
 def test_pointer_values_add_each_labels_share_of_the_attention_to_the_output(pointer_tok):
