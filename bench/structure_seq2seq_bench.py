@@ -12,7 +12,8 @@ of the 4 heads of both encoder layers), and as that with both pointer terms in t
 or with sides and coverage (``pointer_coverage``), or with sides and a decoder that reads distances instead of
 learned positions (``decoder_relative_positions: 16``: an explicit float self-attention mask instead of the causal
 flag of SDPA), and sides, coverage and the relative decoder together without and with the tree labels on the
-cross-attention's values (``pointer_values``: the attention weights computed a second time). All train on the same
+cross-attention's values (``pointer_values``: the attention weights computed a second time) or with the arity mask
+(``pointer_arity_mask``: one more masked fill of the cross-attention masks). All train on the same
 batches: ``--steps`` batches of ``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the
 recipe's ``data_order: grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the
 models are timed interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a change in
@@ -99,6 +100,7 @@ def main() -> None:
               "decoder_relative_positions": 16}
     settings["+ sides, coverage, relative"] = ("structure_transformer", recipe)
     settings["+ sides, coverage, relative, values"] = ("structure_transformer", {**recipe, "pointer_values": True})
+    settings["+ sides, coverage, relative, arity"] = ("structure_transformer", {**recipe, "pointer_arity_mask": True})
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)

@@ -235,6 +235,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={pointer_coverage: true}"])
     with pytest.raises(ConfigError, match="pointer_argument_mask reads the tree .* needs cross_attention_structure"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_argument_mask: true}"])
+    with pytest.raises(ConfigError, match="pointer_arity_mask keeps the word the output named last: it needs a"):
+        parse_args([CONFIG, "model_overrides={pointer_arity_mask: true}"])
     with pytest.raises(ConfigError, match="pointer_offsets_scope must be one of all, noun_list"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_offsets_scope: nouns}"])
     with pytest.raises(ConfigError, match="pointer_offsets_scope limits the offset term: it needs pointer_offsets"):
@@ -259,6 +261,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
                         "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
+                        "pointer_arity_mask": True,
                         "encoder_word_classes": True,
                         "pointer_offsets_scope": "noun_list"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
@@ -281,6 +284,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert "clipped to ±4 (`pointer_offsets`)" in card and "added to the keys (`pointer_keys`)" in card
     assert structure["pointer_offsets_scope"] == "noun_list" and "(the noun list; `pointer_offsets_scope" in card
     assert structure["pointer_argument_mask"] is True and "(`pointer_argument_mask`)" in card
+    assert structure["pointer_arity_mask"] is True and "the word that argument names (`pointer_arity_mask`)" in card
     assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
     assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
     assert structure["encoder_word_classes"] is True and "noun, verb or other (`encoder_word_classes`)" in card
@@ -290,8 +294,10 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     relative = {**res, "input_structure": {**structure, "decoder_position_shift": 0, "decoder_relative_positions": 8}}
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
-    without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False}}
+    without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False,
+                                          "pointer_arity_mask": False}}
     assert "`pointer_values`" not in str(render_model_card(without))
+    assert "`pointer_arity_mask`" not in str(render_model_card(without))
     assert "`encoder_word_classes`" not in str(render_model_card(without))
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
@@ -446,11 +452,12 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
     with ``pointer_sides``, each source word's side of it; with ``pointer_argument_mask``, whether the step is
-    inside a second argument; with ``pointer_coverage``, how often each word was named before; with a scoped
-    offset term, whether the prefix has an ``AND`` yet; with ``decoder_relative_positions``, how far back each
-    earlier token stands)."""
+    inside a second argument, and with ``pointer_arity_mask`` whether it names a first one; with
+    ``pointer_coverage``, how often each word was named before; with a scoped offset term, whether the prefix has
+    an ``AND`` yet; with ``decoder_relative_positions``, how far back each earlier token stands)."""
     model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
-                 pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_coverage=coverage,
+                 pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_arity_mask=argument_mask,
+                 pointer_coverage=coverage,
                  pointer_offsets_scope=scope, decoder_relative_positions=relative)
     terms = [model.model.decoder.pointer_bias, model.model.decoder.offset_bias]
     terms += [model.model.decoder.coverage_bias] if coverage else []
@@ -899,6 +906,60 @@ def test_the_argument_mask_hides_all_but_the_children_and_siblings_of_the_first_
         others = [t for t in range(len(inputs)) if t not in commas[:2]]
         assert torch.allclose(layer_masked[0][:, others], layer_free[0][:, others], atol=1e-6)
         assert torch.allclose(layer_masked[1], layer_free[1], atol=1e-6)  # no second argument
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pointer_arity_mask: the step that writes "," or ")" after a first argument sees only the word it names
+
+
+def test_arity_slots_by_hand(pointer_tok):
+    """The first position named after each ``(`` with no ``,`` between: ReCOGS_pos ``( 1``; COGS ``( x _ 2``
+    (the number, not ``x`` or ``_``); never a second argument, a name, or a number before any ``(``."""
+    from hf_recogs.models.modeling_structure_transformer import arity_slots
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_arity_mask=True)
+    assert model.config.pointer_arity_tokens == pointer_tok.convert_tokens_to_ids(["(", ","])
+
+    def slots(text):
+        tokens = ["<s>", *text.split()]
+        ids = torch.tensor([pointer_tok.convert_tokens_to_ids(tokens)])
+        assert pointer_tok.unk_token_id not in ids
+        flags = arity_slots(ids, model.position_of_token, model.config.pointer_arity_tokens)[0].tolist()
+        return [(i, t) for i, (t, flag) in enumerate(zip(tokens, flags, strict=True)) if flag]
+
+    # <s> give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )
+    assert slots(TARGET) == [(3, "1"), (8, "1"), (15, "1")]
+    assert slots("3 agent ( x _ 2 , x _ 1 ) AND theme ( x _ 2 , Emma ) AND cake ( x _ 3 )") == [
+        (6, "2"), (17, "2"), (26, "3")]
+    with pytest.raises(ValueError, match=r"pointer_arity_mask needs outputs of conjuncts .* has no '\('"):
+        tiny(build_tokenizer([SENTENCE], ["cake , 3"]), cross_attention_structure="pointer", pointer_arity_mask=True)
+
+
+def test_the_arity_mask_leaves_only_the_named_word_at_the_arity_steps(pointer_tok):
+    """Writing ``,`` or ``)`` after ``give ( 1``, ``agent ( 1`` and ``agent ( 0`` every head of every layer attends
+    to word 1, 1 and 0 only (all its attention there); every other step, and a row with no such step, exactly as
+    without the mask; the mask has no parameters, and it needs no tree (offsets alone)."""
+    for kind in ({"cross_attention_structure": "pointer"}, {"pointer_offsets": 2}):
+        with_mask = tiny(pointer_tok, **kind, pointer_arity_mask=True, attn_implementation="eager")
+        without = tiny(pointer_tok, **kind, attn_implementation="eager")
+        assert with_mask.state_dict().keys() == without.state_dict().keys()
+        batch = encoded(pointer_tok)
+        target = "give ( 1 ) AND agent ( 1 , 0 ) AND agent ( 0 , 3 )"
+        labels = pointer_tok([target, "smile"], padding=True, return_tensors="pt")["input_ids"]
+        with torch.no_grad():
+            masked = with_mask(**batch, labels=labels, output_attentions=True).cross_attentions
+            free = without(**batch, labels=labels, output_attentions=True).cross_attentions
+        inputs = ["<s>", *target.split()]
+        steps = {3: 1, 8: 1, 15: 0}  # decoder input token -> the word it names
+        assert all(inputs[t] == str(word) for t, word in steps.items())
+        for layer_masked, layer_free in zip(masked, free, strict=True):
+            for step, word in steps.items():
+                row = layer_masked[0, :, step]
+                assert torch.allclose(row[:, word], torch.ones(row.shape[0]))
+                assert (row.sum(-1) - row[:, word] == 0).all()
+            others = [t for t in range(len(inputs)) if t not in steps]
+            assert torch.allclose(layer_masked[0][:, others], layer_free[0][:, others], atol=1e-6)
+            assert torch.allclose(layer_masked[1], layer_free[1], atol=1e-6)
 
 
 # ---------------------------------------------------------------------------------------------------------

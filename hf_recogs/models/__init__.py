@@ -199,6 +199,9 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     if isinstance(config, StructureTransformerConfig) and config.pointer_argument_mask and \
             config.pointer_argument_tokens is None:
         config.pointer_argument_tokens = argument_token_ids(tokenizer)
+    if isinstance(config, StructureTransformerConfig) and config.pointer_arity_mask and \
+            config.pointer_arity_tokens is None:
+        config.pointer_arity_tokens = arity_token_ids(tokenizer)
     if isinstance(config, StructureTransformerConfig) and config.pointer_offsets_scope != "all" and \
             config.pointer_scope_token_id is None:
         config.pointer_scope_token_id = scope_token_id(tokenizer)
@@ -241,6 +244,16 @@ def argument_token_ids(tokenizer) -> list[int]:
         raise ValueError(f"pointer_argument_mask needs outputs of binary conjuncts `role ( i , j )`; this vocabulary "
                          f"has no {' or '.join(repr(t) for t in missing)}")
     return [vocab[","], vocab[")"]]
+
+
+def arity_token_ids(tokenizer) -> list[int]:
+    """The ids of the output tokens ``(`` (opens a conjunct's arguments) and ``,`` (opens its second)."""
+    vocab = tokenizer.get_vocab()
+    missing = [t for t in ("(", ",") if t not in vocab]
+    if missing:
+        raise ValueError(f"pointer_arity_mask needs outputs of conjuncts `pred ( i )` / `role ( i , j )`; this "
+                         f"vocabulary has no {' or '.join(repr(t) for t in missing)}")
+    return [vocab["("], vocab[","]]
 
 
 def word_class_ids(tokenizer, lexicon=None) -> list[int]:

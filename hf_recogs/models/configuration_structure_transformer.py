@@ -132,6 +132,15 @@ class StructureTransformerConfig(BartConfig):
             with no parameters. ``False`` (default): off.
         pointer_argument_tokens: with ``pointer_argument_mask``: the ids of the output tokens ``,`` and ``)``
             (``build_model`` reads them from the tokenizer).
+        pointer_arity_mask: with a pointer term on: at the step that decides a conjunct's number of arguments
+            (its first argument has just been named: ``nmod . in ( 6`` is followed by ``,`` or ``)``), every
+            cross-attention head sees only the word that argument names. How many arguments a conjunct takes is
+            a property of its predicate, already written (a noun or a verb's lemma one, a role or ``nmod`` two);
+            a decision that also reads the rest of the source can learn to depend on it, such as whether the next
+            noun has a phrase of its own, which no training row's second ``nmod`` shows. A hard mask with no
+            parameters, reading only the output's own tokens. ``False`` (default): off.
+        pointer_arity_tokens: with ``pointer_arity_mask``: the ids of the output tokens ``(`` and ``,``
+            (``build_model`` reads them from the tokenizer).
         decoder_position_shift: K > 0: in training, the decoder's learned positions of each target start at a
             random offset 0..K instead of 0 (SHAPE, Kiyono et al. 2021), so that every row of the position table
             is trained and only the distances between positions carry information; decoding starts at 0, as
@@ -166,6 +175,8 @@ class StructureTransformerConfig(BartConfig):
     pointer_coverage: bool = False
     pointer_argument_mask: bool = False
     pointer_argument_tokens: list[int] | None = None
+    pointer_arity_mask: bool = False
+    pointer_arity_tokens: list[int] | None = None
     decoder_position_shift: int = 0
     decoder_relative_positions: int = 0
 
@@ -197,6 +208,9 @@ class StructureTransformerConfig(BartConfig):
         if self.pointer_keys and not self.reads_pointer():
             raise ValueError("pointer_keys needs a pointer term: cross_attention_structure='pointer' and/or "
                              "pointer_offsets > 0")
+        if self.pointer_arity_mask and not self.reads_pointer():
+            raise ValueError("pointer_arity_mask keeps the word the output named last: it needs a pointer term, "
+                             "cross_attention_structure='pointer' and/or pointer_offsets > 0")
         if self.pointer_coverage and not self.reads_pointer():
             raise ValueError("pointer_coverage counts the positions the output names: it needs a pointer term, "
                              "cross_attention_structure='pointer' and/or pointer_offsets > 0")

@@ -16,7 +16,8 @@ and with ``pointer_values`` each head's output also says how much of its attenti
 learned value part per label, the same paper).
 With ``pointer_coverage`` they also get a learned term per source word by how many times the output has named it
 so far (``coverage_counts``). With ``pointer_argument_mask`` every cross-attention head that writes a conjunct's
-second argument sees only the children and siblings of its first (``argument_slots``). With
+second argument sees only the children and siblings of its first (``argument_slots``); with
+``pointer_arity_mask`` the step after a conjunct's first argument sees only the word it names (``arity_slots``). With
 ``decoder_position_shift`` the decoder's positions start at a random offset in training
 (``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
 distance between tokens instead (``relative_distances``). With ``encoder_word_classes`` every encoder token's
@@ -320,6 +321,21 @@ def argument_slots(decoder_input_ids: torch.Tensor, position_of_token: torch.Ten
     return last_open > torch.where(closes, steps, -1).cummax(dim=1).values
 
 
+def arity_slots(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor,
+                arity_tokens: list[int]) -> torch.Tensor:
+    """(batch, tgt_len) bool: whether each decoder input token names a conjunct's first argument, i.e. it is the
+    first position token after the last ``(``, with no ``,`` between. The next token decides the conjunct's
+    number of arguments: ``,`` or ``)`` after ``agent ( 1``; the same after ``x _ 1`` in COGS."""
+    paren, comma = arity_tokens
+    named = position_of_token[decoder_input_ids] >= 0
+    steps = torch.arange(decoder_input_ids.shape[1], device=decoder_input_ids.device).expand_as(decoder_input_ids)
+    last_paren = torch.where(decoder_input_ids == paren, steps, -1).cummax(dim=1).values
+    last_comma = torch.where(decoder_input_ids == comma, steps, -1).cummax(dim=1).values
+    named_so_far = named.long().cumsum(dim=1)
+    named_at_paren = named_so_far.gather(1, last_paren.clamp(min=0))  # a "(" names nothing itself
+    return named & (last_paren >= 0) & (last_comma < last_paren) & (named_so_far - named_at_paren == 1)
+
+
 class StructureTransformerDecoder(BartDecoder):
     """Bart's decoder; a pointer model's cross-attention masks carry learned terms per head for each source token:
     its tree relation to the word the output named last (``cross_attention_structure="pointer"``, labels of
@@ -341,6 +357,7 @@ class StructureTransformerDecoder(BartDecoder):
         self.distance_bias = (StructureRelationBias(layers, heads, self.max_distance + 1) if self.max_distance
                               else None)
         self.argument_mask = config.pointer_argument_mask
+        self.arity_mask = config.pointer_arity_mask
         # offsets -K..K, then one label for "nothing named"
         self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
         self.coverage_bias = (StructureRelationBias(layers, heads, COVERAGE_LABELS) if config.pointer_coverage
@@ -410,6 +427,15 @@ class StructureTransformerDecoder(BartDecoder):
         applies = slots & inside & allowed.any(dim=-1)
         return applies[..., None] & ~allowed
 
+    @classmethod
+    def arity_blocked(cls, pointer, slots, encoder_attention_mask, src_len: int) -> torch.Tensor:
+        """(batch, tgt_len, src_len) bool: the source tokens that ``pointer_arity_mask`` hides from a decoder
+        token: at an arity step (``slots``), every token but the pointed word; nothing where the pointer is
+        outside the source."""
+        inside, at = cls.pointed(pointer, encoder_attention_mask, src_len)
+        others = torch.arange(src_len, device=pointer.device) != at[..., None]
+        return (slots & inside)[..., None] & others
+
     def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int,
                            offset_scope=None) -> tuple:
         """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off.
@@ -474,9 +500,11 @@ class StructureTransformerDecoder(BartDecoder):
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 cache=None, inputs_embeds=None, use_cache=None, source_relation_ids=None, decoder_pointer=None,
-                decoder_argument_slots=None, decoder_coverage=None, decoder_offset_scope=None, **kwargs):
+                decoder_argument_slots=None, decoder_arity_slots=None, decoder_coverage=None,
+                decoder_offset_scope=None, **kwargs):
         """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` (with
-        ``pointer_argument_mask`` also ``decoder_argument_slots``, with ``pointer_coverage``
+        ``pointer_argument_mask`` also ``decoder_argument_slots``, with ``pointer_arity_mask``
+        ``decoder_arity_slots``, with ``pointer_coverage``
         ``decoder_coverage``, with a scoped offset term ``decoder_offset_scope``) and the encoder's
         ``source_relation_ids``."""
         if (input_ids is None) ^ (inputs_embeds is not None):
@@ -529,6 +557,12 @@ class StructureTransformerDecoder(BartDecoder):
                                      "decoder_input_ids or labels, or generate()")
                 blocked = self.argument_blocked(decoder_pointer, decoder_argument_slots, source_relation_ids,
                                                 encoder_attention_mask)
+            if self.arity_mask:
+                if decoder_arity_slots is None:
+                    raise ValueError("a pointer_arity_mask model needs decoder_arity_slots: call it with "
+                                     "decoder_input_ids or labels, or generate()")
+                arity = self.arity_blocked(decoder_pointer, decoder_arity_slots, encoder_attention_mask, src_len)
+                blocked = arity if blocked is None else blocked | arity
             cross_masks = self.cross_attention_masks((tree, offsets, coverage), encoder_attention_mask,
                                                      inputs_embeds.dtype, blocked)
             query_terms = self.query_terms((tree, offsets, coverage))
@@ -634,6 +668,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                 if self.config.pointer_argument_mask:
                     kwargs["decoder_argument_slots"] = argument_slots(
                         kwargs["decoder_input_ids"], self.position_of_token, self.config.pointer_argument_tokens)
+                if self.config.pointer_arity_mask:
+                    kwargs["decoder_arity_slots"] = arity_slots(
+                        kwargs["decoder_input_ids"], self.position_of_token, self.config.pointer_arity_tokens)
                 if self.config.pointer_coverage:
                     kwargs["decoder_coverage"] = coverage_counts(kwargs["decoder_input_ids"], self.position_of_token,
                                                                  len(self.config.pointer_token_ids))
@@ -654,6 +691,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             if self.config.pointer_argument_mask:
                 inputs["decoder_argument_slots"] = argument_slots(
                     input_ids, self.position_of_token, self.config.pointer_argument_tokens)[:, -step:]
+            if self.config.pointer_arity_mask:
+                inputs["decoder_arity_slots"] = arity_slots(
+                    input_ids, self.position_of_token, self.config.pointer_arity_tokens)[:, -step:]
             if self.config.pointer_coverage:
                 inputs["decoder_coverage"] = coverage_counts(input_ids, self.position_of_token,
                                                              len(self.config.pointer_token_ids), last=step)

@@ -149,6 +149,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
                   if (structure or {}).get("pointer_values") else "")
     coverage_note = (" Its cross-attention also read how many times the output had named each source word so far "
                      "(`pointer_coverage`)." if (structure or {}).get("pointer_coverage") else "")
+    coverage_note += (" At the step after a conjunct's first argument (where it writes `,` or `)`), every "
+                      "cross-attention head saw only the word that argument names (`pointer_arity_mask`)."
+                      if (structure or {}).get("pointer_arity_mask") else "")
     shift = (structure or {}).get("decoder_position_shift")
     shift_note = (f" In training, the decoder's positions of each target started at a random offset of 0 to {shift} "
                   "(`decoder_position_shift`, SHAPE); decoding starts at 0." if shift else "")

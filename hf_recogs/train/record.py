@@ -142,6 +142,7 @@ def structure_settings(config) -> dict[str, Any]:
         "pointer_sides": bool(config.pointer_sides),
         "pointer_coverage": bool(config.pointer_coverage),
         "pointer_argument_mask": bool(config.pointer_argument_mask),
+        "pointer_arity_mask": bool(config.pointer_arity_mask),
         "decoder_position_shift": config.decoder_position_shift,
         "decoder_relative_positions": config.decoder_relative_positions,
     }
