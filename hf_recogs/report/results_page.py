@@ -91,6 +91,9 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_no_offsets_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_40x128_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_values_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_word_classes_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     "cogs_structure_pointer_keys_sides_coverage_relative_transformer_fast": _COGS,
     "scan_simple_lstm": {"test": ("99.7", _SCAN)},
@@ -217,6 +220,15 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_40x128_transformer_fast":
         "ReCOGS_pos, with input structure: the setting with sides, keys, coverage and the relative decoder in 40 "
         "epochs of 128 rows",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_values_transformer_fast":
+        "ReCOGS_pos, with input structure: the relative setting, the tree labels also on the cross-attention's "
+        "values (pointer_values)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_word_classes_transformer_fast":
+        "ReCOGS_pos, with input structure: the relative setting, each encoder token also embedding its word class "
+        "in our parser's lexicon (encoder_word_classes)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_transformer_fast":
+        "ReCOGS_pos, with input structure: the relative setting, the step after a conjunct's first argument "
+        "seeing only the word it names (pointer_arity_mask)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
