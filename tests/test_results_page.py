@@ -245,3 +245,34 @@ def test_classifier_settings_minus_the_transformer_with_welch_intervals(tmp_path
     rows = [line for line in section.splitlines() if line.startswith("| ")]
     assert rows == ["| setting | train_holdout | validation |",
                     "| hard mask + cross-links | +5.0 [+5.0, +5.0] | +4.0 [-2.1, +10.1] |"]
+
+
+def test_seq2seq_settings_side_by_side_with_the_paper_and_welch_intervals(synthetic):
+    """The ReCOGS_pos table: one row per published setting of the table (the fixture's fast recipe, gen 70 / 80
+    / 90, and a structure run added here), the paper's row, and the structure run minus the fast recipe. Both
+    have three seeds and the same sd, so Welch's degrees of freedom are 2 (n - 1) = 4, and t(0.975, 4) = 2.776
+    (any t table): gen 90 - 80 = 10 ± 2.776 · sqrt(100/3 + 100/3) = 10 ± 22.67; cp_recursion (sd 17.32 both)
+    60 - 20 = 40 ± 2.776 · sqrt(200) = 40 ± 39.26; structural (sd 2.65 both) 13 - 3 = 10 ± 2.776 · sqrt(14/3)
+    = 10 ± 6.00."""
+    _write(synthetic, "recogs_pos_structure_pointer_keys_sides_transformer_fast", [
+        _seed(1, 0.80, 0.90, 0.11, {"cp_recursion": 0.50}),
+        _seed(2, 0.90, 0.95, 0.12, {"cp_recursion": 0.50}),
+        _seed(3, 1.00, 1.00, 0.16, {"cp_recursion": 0.80}),
+    ])
+    table = render(synthetic).split("## recogs_pos: the settings side by side", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert rows[0] == ("| setting | gen | lexical | structural | obj_pp_to_subj_pp | cp_recursion | pp_recursion "
+                       "| seeds | schedule | CPU thread-hours per seed |")
+    assert rows[1].startswith("| standard: the fast recipe (`recogs_pos_transformer_fast`) | 80.0 ± 10.0 (70.0 (1), "
+                              "80.0 (2), 90.0 (3)) | 95.0 ± 5.0 (90.0 (1), 95.0 (2), 100.0 (3)) | 3.0 ± 2.6 (1.0 (1), "
+                              "2.0 (2), 6.0 (3)) | – | 20.0 ± 17.3 (10.0 (1), 10.0 (2), 40.0 (3)) | – | 3 | "
+                              "20 epochs of batch 64 |")
+    assert rows[2].startswith("| structure: + sides, keys (`recogs_pos_structure_pointer_keys_sides_transformer_fast`)"
+                              " | 90.0 ± 10.0 (80.0 (1), 90.0 (2), 100.0 (3)) | 95.0 ± 5.0 (90.0 (1), 95.0 (2), "
+                              "100.0 (3)) | 13.0 ± 2.6 (11.0 (1), 12.0 (2), 16.0 (3)) | – | 60.0 ± 17.3 (50.0 (1), "
+                              "50.0 (2), 80.0 (3)) | – | 3 |")
+    assert rows[3] == "| paper (Bruns (2025)) | 88.55 | – | – | 19.7 | 52.4 | 40.2 | | | |"
+    assert "my_single_seed_run" not in table  # not a setting of the table
+    assert "Each setting minus standard: the fast recipe, in SEM points" in table
+    assert rows[-1] == ("| structure: + sides, keys | +10.0 [-12.7, +32.7] | +0.0 [-11.3, +11.3] | +10.0 [+4.0, "
+                        "+16.0] | – | +40.0 [+0.7, +79.3] | – |")

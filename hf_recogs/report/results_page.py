@@ -158,6 +158,53 @@ COMPARISON_NOTES = {
                                    "quantifier *one*, validation is i.i.d.",
 }
 
+# Seq2seq settings of one benchmark side by side (the structure track's ablations next to the standard track):
+# benchmark -> (the columns: a split, or split/group-or-category; the run the others are measured against; (run
+# folder, setting as the table names it), in table order). Runs not yet published are left out; each run keeps
+# its own section title.
+_STRUCTURE = "recogs_pos_structure_pointer"
+SEQ2SEQ_COMPARISONS = {
+    "recogs_pos": (
+        ("gen", "gen/lexical", "gen/structural", "gen/obj_pp_to_subj_pp", "gen/cp_recursion", "gen/pp_recursion"),
+        "recogs_pos_transformer_fast",
+        (
+            ("recogs_pos_transformer_fast", "standard: the fast recipe"),
+            ("recogs_pos_token_weighted_transformer_fast", "standard: token weighting"),
+            ("recogs_pos_token_weighted_60x192_transformer_fast", "standard: token weighting, 60 × 192 (GPU)"),
+            (f"{_STRUCTURE}_transformer_fast", "structure: tree mask, pointer terms (tree, offsets ±4)"),
+            (f"{_STRUCTURE}_sides_transformer_fast", "structure: + sides"),
+            (f"{_STRUCTURE}_keys_sides_transformer_fast", "structure: + sides, keys"),
+            (f"{_STRUCTURE}_keys_sides_no_offsets_transformer_fast", "structure: + sides, keys, no offsets"),
+            (f"{_STRUCTURE}_keys_sides_argmask_transformer_fast", "structure: + sides, keys, argument mask"),
+            (f"{_STRUCTURE}_keys_sides_dfs_transformer_fast", "structure: + sides, keys, depth-first targets"),
+            (f"{_STRUCTURE}_keys_sides_coverage_transformer_fast", "structure: + sides, keys, coverage"),
+            (f"{_STRUCTURE}_keys_sides_coverage_no_offsets_transformer_fast",
+             "structure: + sides, keys, coverage, no offsets"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_transformer_fast",
+             "structure: + sides, keys, coverage, relative decoder"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_values_transformer_fast",
+             "structure: the relative setting + values"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_word_classes_transformer_fast",
+             "structure: the relative setting + word classes"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_transformer_fast",
+             "structure: the relative setting + arity mask"),
+            (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
+            (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
+             "structure: the relative setting, 40 × 128"),
+        ),
+    ),
+}
+SEQ2SEQ_INTROS = {
+    "recogs_pos": "SEM % on the full gen split of ReCOGS_pos, mean ± sd over seeds, then each seed's value (seed); "
+                  "lexical and structural are the two groups of gen's categories, and obj_pp_to_subj_pp, "
+                  "cp_recursion and pp_recursion the three structural ones. \"standard\" runs read the benchmark's "
+                  "data only; \"structure\" runs also read our parser's tree of every input (never the gold "
+                  "output). Every run is 20 epochs of 64 rows unless it says otherwise. The sections below give each "
+                  "run's set-up, every category and the recursion categories per depth; docs/TRAINING.md says what "
+                  "each option does and why.",
+}
+
 # How a comparison's runs are named on the page: the benchmark's part of the title, then the setting's label.
 COMPARISON_TITLES = {
     "cfq_mcd1_cls": "CFQ MCD1 classification (model negatives unless said)",
@@ -643,6 +690,37 @@ def headline_table(results_dir: Path | str) -> str:
     return "\n".join(lines)
 
 
+def seq2seq_comparison_section(benchmark: str, runs: dict[str, Run]) -> list[str]:
+    """The settings of :data:`SEQ2SEQ_COMPARISONS` ``[benchmark]`` that are published, one row each: each column's
+    score (mean ± sd over seeds, each seed's value), the schedule and the CPU thread-hours per seed; the paper's
+    numbers in a row of their own; then each setting minus the baseline run, where both have two seeds or more."""
+    columns, baseline, table = SEQ2SEQ_COMPARISONS[benchmark]
+    settings = [(runs[name], label) for name, label in table if name in runs]
+    if not settings:
+        return []
+    heads = [key.partition("/")[2] or key for key in columns]
+    lines = [f"## {benchmark}: the settings side by side", "", SEQ2SEQ_INTROS[benchmark], "",
+             "| setting | " + " | ".join(heads) + " | seeds | schedule | CPU thread-hours per seed |",
+             "|---" * (len(columns) + 4) + "|"]
+    for run, label in settings:
+        cells = []
+        for key in columns:
+            split, _, part = key.partition("/")
+            st = run_stats(run, split, part or None)
+            cells.append(st.text() + (f" ({st.per_seed()})" if len(st.values) > 1 else ""))
+        hours = [_training_time(r, "cpu_thread_s") for r in run.seeds]
+        hours_text = ", ".join(f"{h / 3600:.1f}" if h else "–" for h in hours)
+        lines.append(f"| {label} (`{run.name}`) | " + " | ".join(cells)
+                     + f" | {len(run.seeds)} | {_same(run, _length)} | {hours_text} |")
+    paper = [_paper(settings[0][0], key) for key in columns]
+    if any(paper):
+        source = next(PAPER[run.name][key][1] for run, _ in settings for key in columns
+                      if PAPER.get(run.name, {}).get(key))
+        lines.append(f"| paper ({SOURCES[source].split(':')[0]}) | " + " | ".join(p or "–" for p in paper)
+                     + " | | | |")
+    return lines + _differences(baseline, settings, columns, "SEM points")
+
+
 def comparison_section(benchmark: str, runs: dict[str, Run]) -> list[str]:
     """The settings of :data:`COMPARISONS` ``[benchmark]`` that are published, one row each: ROC AUC on every
     split (mean ± sd over seeds, each seed's value), the schedule and the CPU thread-hours per seed."""
@@ -668,14 +746,14 @@ def comparison_section(benchmark: str, runs: dict[str, Run]) -> list[str]:
         paper = "; ".join(f"{split} {_paper(run, split)}" for split in splits if _paper(run, split))
         lines.append(f"| {label} (`{run.name}`) | " + " | ".join(cells)
                      + f" | {len(run.seeds)} | {_same(run, _length)} | {hours_text} | {paper} |")
-    return lines + _differences(benchmark, settings, splits)
+    return lines + _differences(COMPARISON_BASELINES.get(benchmark), settings, splits, "AUC points")
 
 
-def _differences(benchmark: str, settings: list[tuple[Run, str]], splits: list[str]) -> list[str]:
-    """Each setting's mean minus the baseline setting's, per split, with a 95 % Welch interval over seeds:
-    the rows where both have two seeds or more."""
-    baseline = next(((run, label) for run, label in settings if run.name == COMPARISON_BASELINES.get(benchmark)),
-                    None)
+def _differences(baseline_name: str | None, settings: list[tuple[Run, str]], columns: Sequence[str],
+                 unit: str) -> list[str]:
+    """Each setting's mean minus the baseline setting's, per column (a split, or split/group-or-category), with
+    a 95 % Welch interval over seeds: the rows where both have two seeds or more."""
+    baseline = next(((run, label) for run, label in settings if run.name == baseline_name), None)
     if baseline is None:
         return []
     rows = []
@@ -683,19 +761,22 @@ def _differences(benchmark: str, settings: list[tuple[Run, str]], splits: list[s
         if run is baseline[0]:
             continue
         cells = []
-        for split in splits:
-            found = difference_interval(run_stats(run, split), run_stats(baseline[0], split))
+        for key in columns:
+            split, _, part = key.partition("/")
+            found = difference_interval(run_stats(run, split, part or None),
+                                        run_stats(baseline[0], split, part or None))
             cells.append("–" if found is None else
                          f"{found[0]:+.1f} [{found[1]:+.1f}, {found[2]:+.1f}]")
         if any(cell != "–" for cell in cells):
             rows.append(f"| {label} | " + " | ".join(cells) + " |")
     if not rows:
         return []
-    return ["", f"Each setting minus {baseline[1]}, in AUC points: the difference of the means over seeds and its "
+    return ["", f"Each setting minus {baseline[1]}, in {unit}: the difference of the means over seeds and its "
             "95 % Welch t interval over seeds (settings with at least two seeds, as the baseline). With two seeds "
             "a side the interval is wide by construction: one that holds 0 shows no difference, and its width is how "
             "large a difference the seeds could still hide.", "",
-            "| setting | " + " | ".join(splits) + " |", "|---" * (len(splits) + 1) + "|", *rows]
+            "| setting | " + " | ".join(key.partition("/")[2] or key for key in columns) + " |",
+            "|---" * (len(columns) + 1) + "|", *rows]
 
 
 INTRO = """\
@@ -722,6 +803,9 @@ def render(results_dir: Path | str) -> str:
     by_name = {run.name: run for run in runs}
     for benchmark in COMPARISONS:
         section = comparison_section(benchmark, by_name)
+        lines += section + ([""] if section else [])
+    for benchmark in SEQ2SEQ_COMPARISONS:
+        section = seq2seq_comparison_section(benchmark, by_name)
         lines += section + ([""] if section else [])
     for run in runs:
         lines += run_section(run) + [""]
