@@ -933,6 +933,12 @@ def test_arity_slots_by_hand(pointer_tok):
         (6, "2"), (17, "2"), (26, "3")]
     with pytest.raises(ValueError, match=r"pointer_arity_mask needs outputs of conjuncts .* has no '\('"):
         tiny(build_tokenizer([SENTENCE], ["cake , 3"]), cross_attention_structure="pointer", pointer_arity_mask=True)
+    # a config written by hand, without the token ids, is refused when the model is built, not at its first step
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerForConditionalGeneration
+
+    config = model.config.to_dict() | {"pointer_arity_tokens": None}
+    with pytest.raises(ValueError, match="needs pointer_arity_tokens .*hf_recogs.models.build_model"):
+        StructureTransformerForConditionalGeneration(type(model.config)(**config))
 
 
 def test_the_arity_mask_leaves_only_the_named_word_at_the_arity_steps(pointer_tok):

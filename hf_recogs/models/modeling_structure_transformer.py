@@ -630,6 +630,11 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                 raise ValueError("pointer_offsets_scope needs pointer_scope_token_id (the id of the output token "
                                  "AND): build the model with hf_recogs.models.build_model, which reads it from the "
                                  "tokenizer")
+            for option, tokens, names in (("pointer_argument_mask", "pointer_argument_tokens", "',' and ')'"),
+                                          ("pointer_arity_mask", "pointer_arity_tokens", "'(' and ','")):
+                if getattr(config, option) and getattr(config, tokens) is None:
+                    raise ValueError(f"{option} needs {tokens} (the ids of the output tokens {names}): build the "
+                                     "model with hf_recogs.models.build_model, which reads them from the tokenizer")
         self.position_of_token = table
         self.post_init()
 
