@@ -75,6 +75,44 @@ def test_with_one_layer_a_masked_token_does_not_reach_a_node():
         assert torch.allclose(before, hidden["h"][0, 1], atol=1e-6) is same, attention
 
 
+@pytest.mark.parametrize("attention", ["none", "hard"])
+def test_a_training_step_through_the_fused_kernel_is_the_explicit_attention(attention, monkeypatch):
+    """In training, attention without relation labels runs through PyTorch's fused kernel (one call per layer,
+    no probabilities stored); its loss and every gradient equal those of the explicit computation (evaluation,
+    ``output_attentions``), padding included, and under the hard mask a masked token still does not reach a
+    node."""
+    from hf_recogs.models import modeling_structure_encoder
+
+    calls = []
+    fused_kernel = modeling_structure_encoder.F.scaled_dot_product_attention
+    monkeypatch.setattr(modeling_structure_encoder.F, "scaled_dot_product_attention",
+                        lambda *a, **k: calls.append(1) or fused_kernel(*a, **k))
+    ids = torch.tensor([[1, 5, 6, 7, 8, 9, 10], [1, 5, 6, 7, 0, 0, 0]])
+    batch = {"input_ids": ids, "attention_mask": (ids > 0).long(), "relation_ids": relations().expand(2, -1, -1),
+             "labels": torch.tensor([1.0, 0.0])}
+    model = small(attention=attention).train()
+    grads = []
+    for explicit in (False, True):
+        out = model(**batch, output_attentions=explicit)
+        out.loss.backward()
+        grads.append((out.loss.item(), {n: p.grad.clone() for n, p in model.named_parameters()}))
+        model.zero_grad()
+        assert len(calls) == 1  # the one layer of the fused step; the explicit one adds none
+    (fused_loss, fused), (explicit_loss, explicit) = grads
+    assert fused_loss == pytest.approx(explicit_loss, rel=1e-6)
+    assert all(torch.allclose(fused[n], explicit[n], atol=1e-6) for n in fused)
+    assert any(fused[n].abs().sum() > 0 for n in fused if ".attention.query." in n)
+    hidden = {}
+    model.layers[0].register_forward_hook(lambda m, a, out: hidden.__setitem__("h", out[0]))
+    changed = ids.clone()
+    changed[0, 6] = 11
+    with torch.no_grad():
+        model(**{**batch, "input_ids": ids})
+        before = hidden["h"][0, 1].clone()
+        model(**{**batch, "input_ids": changed})
+    assert torch.allclose(before, hidden["h"][0, 1], atol=1e-6) is (attention == "hard")
+
+
 def test_cross_links_off_removes_the_linked_pairs_and_soft_labels_move_the_logit():
     ids = torch.tensor([[1, 5, 6, 7, 8, 9, 10]])
     off = run(small(attention="hard", cross_links=False), ids, relations()).attentions[0][0]

@@ -91,6 +91,17 @@ class StructureSelfAttention(nn.Module):
 
     def forward(self, hidden, bias, relation_ids, output_attentions=False):
         q, k, v = self._split(self.query(hidden)), self._split(self.key(hidden)), self._split(self.value(hidden))
+        if self.training and self.relation_keys is None and not output_attentions:
+            # Training steps take the same attention through PyTorch's fused kernel, which never stores the
+            # (heads, length, length) probabilities (bench/mask_bench.py times both implementations). On a CPU it
+            # runs in fp32: with 16 heads of 8 dimensions its bf16 path is slower there. Evaluation keeps the
+            # explicit computation below, so a published model gives the probabilities its run recorded, to the
+            # bit under bf16 autocast, whichever version trained it.
+            if q.device.type == "cpu":
+                q, k, v, bias = q.float(), k.float(), v.float(), bias.float()
+            with torch.autocast(q.device.type, enabled=False):
+                context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=self.dropout.p)
+            return self.output(context.transpose(1, 2).flatten(2)), None
         scores = q @ k.transpose(-1, -2)
         if self.relation_keys is not None:
             # q_i · r_{label(i, j)} for every label at once, then each pair picks its own: (b, h, i, labels)
