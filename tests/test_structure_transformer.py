@@ -634,6 +634,12 @@ def test_fresh_pointer_values_change_nothing_and_trained_ones_decode_as_they_tra
         valued.model.decoder.tree_values.weight.normal_(0, 2.0)
         teacher = valued(**batch, labels=labels).logits
         assert not torch.allclose(teacher, plain(**batch, labels=labels).logits, atol=1e-3)
+    # decoding projects the source's keys once per layer (the attention's cache), not again for the values' weights
+    projected = []
+    for layer in valued.model.decoder.layers:
+        layer.encoder_attn.k_proj.register_forward_hook(lambda *_: projected.append(1))
+    valued.generate(**{k: v[:1] for k, v in batch.items()}, max_length=8, min_length=8)
+    assert len(projected) == len(valued.model.decoder.layers)
     _decodes_as_it_trains_and_reloads(valued, batch, labels, teacher, tmp_path)
 
 

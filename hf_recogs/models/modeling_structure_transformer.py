@@ -163,9 +163,13 @@ class StructureTransformerDecoderLayer(BartDecoderLayer):
             hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
                                                  attention_mask=encoder_attention_mask, cache=cache, **kwargs)
             if value_term is not None:
-                # the attention's weights, computed again (SDPA does not return them); sources are short
-                key = attn.k_proj(encoder_hidden_states)
-                key = key.view(*key.shape[:-1], -1, attn.head_dim).transpose(1, 2)
+                # the attention's weights, computed again (SDPA does not return them); sources are short. While
+                # decoding, the keys are those the attention keeps in the cache, not projected again at each step
+                if isinstance(cache, EncoderDecoderCache) and cache.is_updated.get(attn.layer_idx):
+                    key = cache.cross_attention_cache.layers[attn.layer_idx].keys
+                else:
+                    key = attn.k_proj(encoder_hidden_states)
+                    key = key.view(*key.shape[:-1], -1, attn.head_dim).transpose(1, 2)
                 logits = torch.matmul(query, key.transpose(-1, -2)) * attn.scaling + encoder_attention_mask
                 weights = nn.functional.dropout(logits.softmax(-1), p=attn.dropout, training=self.training)
                 hidden_states = hidden_states + value_term(weights).to(hidden_states.dtype)
