@@ -859,6 +859,15 @@ def test_a_noun_list_scope_keeps_the_offset_term_until_the_first_and(pointer_tok
 # pointer_argument_mask: a conjunct's second argument is read from the children and siblings of its first
 
 
+def _flagged(tok, text, slots_of, model, tokens) -> list[tuple[int, str]]:
+    """(index, token) of the decoder input ``<s> text`` that ``slots_of`` flags."""
+    words = ["<s>", *text.split()]
+    ids = torch.tensor([tok.convert_tokens_to_ids(words)])
+    assert tok.unk_token_id not in ids
+    flags = slots_of(ids, model.position_of_token, tokens)[0].tolist()
+    return [(i, t) for i, (t, flag) in enumerate(zip(words, flags, strict=True)) if flag]
+
+
 def test_argument_slots_by_hand(pointer_tok):
     """Inside a second argument: from its ``,`` until a position token or ``)``. ReCOGS_pos: the ``,`` alone
     (the next token is the argument); COGS: ``,``, ``x`` and ``_`` before the number, or ``,`` and a name."""
@@ -868,11 +877,7 @@ def test_argument_slots_by_hand(pointer_tok):
     assert model.config.pointer_argument_tokens == pointer_tok.convert_tokens_to_ids([",", ")"])
 
     def slots(text):
-        tokens = ["<s>", *text.split()]
-        ids = torch.tensor([pointer_tok.convert_tokens_to_ids(tokens)])
-        assert pointer_tok.unk_token_id not in ids
-        flags = argument_slots(ids, model.position_of_token, model.config.pointer_argument_tokens)[0].tolist()
-        return [t for t, flag in zip(tokens, flags, strict=True) if flag]
+        return [t for _, t in _flagged(pointer_tok, text, argument_slots, model, model.config.pointer_argument_tokens)]
 
     recogs = slots(TARGET)  # give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )
     assert recogs == [",", ","]
@@ -927,11 +932,7 @@ def test_arity_slots_by_hand(pointer_tok):
     assert model.config.pointer_arity_tokens == pointer_tok.convert_tokens_to_ids(["(", ","])
 
     def slots(text):
-        tokens = ["<s>", *text.split()]
-        ids = torch.tensor([pointer_tok.convert_tokens_to_ids(tokens)])
-        assert pointer_tok.unk_token_id not in ids
-        flags = arity_slots(ids, model.position_of_token, model.config.pointer_arity_tokens)[0].tolist()
-        return [(i, t) for i, (t, flag) in enumerate(zip(tokens, flags, strict=True)) if flag]
+        return _flagged(pointer_tok, text, arity_slots, model, model.config.pointer_arity_tokens)
 
     # <s> give ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )
     assert slots(TARGET) == [(3, "1"), (8, "1"), (15, "1")]

@@ -236,24 +236,26 @@ def position_token_ids(tokenizer, max_positions: int) -> list[int]:
     return ids
 
 
+def _output_token_ids(tokenizer, tokens: tuple[str, ...], option: str, outputs: str) -> list[int]:
+    """The ids of ``tokens`` in the vocabulary; one line naming ``option`` and the ``outputs`` it needs if any is
+    missing."""
+    vocab = tokenizer.get_vocab()
+    missing = [t for t in tokens if t not in vocab]
+    if missing:
+        raise ValueError(f"{option} needs outputs of {outputs}; this vocabulary has no "
+                         f"{' or '.join(repr(t) for t in missing)}")
+    return [vocab[t] for t in tokens]
+
+
 def argument_token_ids(tokenizer) -> list[int]:
     """The ids of the output tokens ``,`` (opens a conjunct's second argument) and ``)`` (closes it)."""
-    vocab = tokenizer.get_vocab()
-    missing = [t for t in (",", ")") if t not in vocab]
-    if missing:
-        raise ValueError(f"pointer_argument_mask needs outputs of binary conjuncts `role ( i , j )`; this vocabulary "
-                         f"has no {' or '.join(repr(t) for t in missing)}")
-    return [vocab[","], vocab[")"]]
+    return _output_token_ids(tokenizer, (",", ")"), "pointer_argument_mask", "binary conjuncts `role ( i , j )`")
 
 
 def arity_token_ids(tokenizer) -> list[int]:
     """The ids of the output tokens ``(`` (opens a conjunct's arguments) and ``,`` (opens its second)."""
-    vocab = tokenizer.get_vocab()
-    missing = [t for t in ("(", ",") if t not in vocab]
-    if missing:
-        raise ValueError(f"pointer_arity_mask needs outputs of conjuncts `pred ( i )` / `role ( i , j )`; this "
-                         f"vocabulary has no {' or '.join(repr(t) for t in missing)}")
-    return [vocab["("], vocab[","]]
+    return _output_token_ids(tokenizer, ("(", ","), "pointer_arity_mask",
+                             "conjuncts `pred ( i )` / `role ( i , j )`")
 
 
 def word_class_ids(tokenizer, lexicon=None) -> list[int]:
