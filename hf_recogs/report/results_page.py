@@ -135,6 +135,7 @@ COMPARISONS = {
     "recogs_pos_cls": (
         ("recogs_pos_cls_lstm", "LSTM"),
         ("recogs_pos_cls_transformer", "Transformer (post-LN, no mask)"),
+        ("recogs_pos_cls_relative_none", "relative encoder, no mask"),
         ("recogs_pos_cls_soft", "relation labels (soft mask) + cross-links"),
         ("recogs_pos_cls_hard_links", "hard mask + cross-links"),
         ("recogs_pos_cls_both_links", "hard + soft + cross-links"),
@@ -311,6 +312,8 @@ HEADLINE = (
      "hard mask + cross-links"),
     ("cfq_mcd1_cls_both_links", "validation", "CFQ MCD1 classification, dev (ROC AUC)",
      "hard + soft + cross-links"),
+    ("recogs_pos_cls_transformer", "gen", "ReCOGS_pos classification, gen (ROC AUC)", "Transformer"),
+    ("recogs_pos_cls_hard_links", "gen", "ReCOGS_pos classification, gen (ROC AUC)", "hard mask + cross-links"),
 )
 
 SYGNS_LEVELS = {"equivalence": "G⇔P", "entailment_g_to_p": "G⇒P", "entailment_p_to_g": "G⇐P",
@@ -679,7 +682,7 @@ def headline_rows(results_dir: Path | str) -> list[tuple[str, str, str, int, str
             continue
         split, _, part = key.partition("/")
         st = run_stats(runs[name], split, part or None)
-        rows.append((benchmark, model, st.text(), len(st.values), _paper(runs[name], key)))
+        rows.append((benchmark, model, st.text(), len(st.values), _paper(runs[name], key) or "—"))
     return rows
 
 
