@@ -33,7 +33,7 @@ def test_every_published_run_has_a_section_and_known_paper_sources():
         for key, (value, source) in entries.items():
             assert source in results_page.SOURCES, (run, key, source)
             assert value.strip(), (run, key)
-    for run, key, *_ in results_page.HEADLINE:
+    for run, *_ in results_page.HEADLINE:
         assert run in results_page.TITLES, run
     # a headline row without a paper number (the papers have no ReCOGS classifier) says so with a dash
     paper_cells = {(b, m): p for b, m, _, _, p in results_page.headline_rows(ROOT / "results")}
