@@ -13,12 +13,13 @@ or with sides and coverage (``pointer_coverage``), or with sides and a decoder t
 learned positions (``decoder_relative_positions: 16``: an explicit float self-attention mask instead of the causal
 flag of SDPA), and sides, coverage and the relative decoder together without and with the tree labels on the
 cross-attention's values (``pointer_values``: the attention weights computed a second time) or with the arity mask
-(``pointer_arity_mask``: one more masked fill of the cross-attention masks). All train on the same
-batches: ``--steps`` batches of ``--batch-size`` ReCOGS_pos training rows grouped by source + target length (the
-recipe's ``data_order: grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW step; the
-models are timed interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a change in
-the machine's load hits all alike. ``--precision auto`` autocasts to bf16 where the CPU has native bf16, as the
-recipe does.
+(``pointer_arity_mask``: one more masked fill of the cross-attention masks), alone and with the head counts on the
+values (``pointer_head_counts``: the attention weights computed a second time, as for ``pointer_values``). All train
+on the same batches: ``--steps`` batches of ``--batch-size`` ReCOGS_pos training rows grouped by source + target
+length (the recipe's ``data_order: grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW
+step; the models are timed interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a
+change in the machine's load hits all alike. ``--precision auto`` autocasts to bf16 where the CPU has native bf16,
+as the recipe does.
 
 Also timed: the collators that make those batches (``DataCollatorForSeq2Seq`` against it plus
 ``relation_ids``), and the one-off layout of the training inputs (parse, head-word tree, ids), which a run pays
@@ -101,6 +102,8 @@ def main() -> None:
     settings["+ sides, coverage, relative"] = ("structure_transformer", recipe)
     settings["+ sides, coverage, relative, values"] = ("structure_transformer", {**recipe, "pointer_values": True})
     settings["+ sides, coverage, relative, arity"] = ("structure_transformer", {**recipe, "pointer_arity_mask": True})
+    settings["+ sides, coverage, relative, arity, head counts"] = (
+        "structure_transformer", {**recipe, "pointer_arity_mask": True, "pointer_head_counts": True})
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)
@@ -150,7 +153,7 @@ def main() -> None:
           f"({layout_s:.1f} s for {len(sources)} rows, {len(layout.unparsed)} without a parse)")
     for name in models:
         collator = collate_s.get(name, collate_s["structure_transformer"])
-        print(f"{name:<37} training steps {examples / step_s[name]:7.1f} examples/s   "
+        print(f"{name:<48} training steps {examples / step_s[name]:7.1f} examples/s   "
               f"collator {1000 * collator / len(batches):6.2f} ms/batch")
     collate_ratio = collate_s["structure_transformer"] / collate_s["transformer"]
     for name in ("structure_transformer", *names_after):

@@ -233,6 +233,8 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
             parse_args([CONFIG, f"model_overrides={{decoder_position_shift: {bad}}}"])
     with pytest.raises(ConfigError, match="pointer_coverage counts the positions the output names: it needs a pointer"):
         parse_args([CONFIG, "model_overrides={pointer_coverage: true}"])
+    with pytest.raises(ConfigError, match="pointer_head_counts counts the conjuncts each named word heads: it needs"):
+        parse_args([CONFIG, "model_overrides={pointer_head_counts: true}"])
     with pytest.raises(ConfigError, match="pointer_argument_mask reads the tree .* needs cross_attention_structure"):
         parse_args([CONFIG, "model_overrides={pointer_offsets: 4, pointer_argument_mask: true}"])
     with pytest.raises(ConfigError, match="pointer_arity_mask keeps the word the output named last: it needs a"):
@@ -261,7 +263,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     model = json.dumps({**TINY, "structure_heads": 1, "cross_attention_structure": "pointer", "pointer_offsets": 4,
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
                         "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
-                        "pointer_arity_mask": True,
+                        "pointer_arity_mask": True, "pointer_head_counts": True,
                         "encoder_word_classes": True,
                         "pointer_offsets_scope": "noun_list"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
@@ -286,6 +288,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["pointer_argument_mask"] is True and "(`pointer_argument_mask`)" in card
     assert structure["pointer_arity_mask"] is True and "the word that argument names (`pointer_arity_mask`)" in card
     assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
+    assert structure["pointer_head_counts"] is True and "2 and more (`pointer_head_counts`)" in card
     assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
     assert structure["encoder_word_classes"] is True and "noun, verb or other (`encoder_word_classes`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
@@ -295,8 +298,9 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
     without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False,
-                                          "pointer_arity_mask": False}}
+                                          "pointer_arity_mask": False, "pointer_head_counts": False}}
     assert "`pointer_values`" not in str(render_model_card(without))
+    assert "`pointer_head_counts`" not in str(render_model_card(without))
     assert "`pointer_arity_mask`" not in str(render_model_card(without))
     assert "`encoder_word_classes`" not in str(render_model_card(without))
     baseline = {**res, "arch": "transformer", "input_structure": None}
@@ -1016,3 +1020,88 @@ def test_a_fresh_coverage_term_changes_nothing_and_a_trained_one_reaches_words_b
     assert torch.allclose(cross[:, :3], free.cross_attentions[0][0][:, :3], atol=1e-3)
     assert (cross[:, 3:10, 1] > 0.999).all()
     assert (cross[:, 10, :2].sum(-1) > 0.999).all() and (cross[:, 10, :2] > 1e-3).all()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pointer_head_counts: how many conjuncts have had each source word as their first argument, on the values
+
+
+def test_head_counts_by_hand(pointer_tok):
+    """Counted from the first arguments only: in ``theme ( 1 , 3 ) AND give ( 3 ) AND agent ( 3 , 0 )`` (the shape
+    of ``ccomp ( 1 , 3 ) AND like ( 3 ) …``) word 3 is named as a second argument first (no count), then heads
+    ``give`` (1) and ``agent`` (2); plain coverage counts it 2 already at ``give``. COGS ``( x _ 2`` counts the
+    number."""
+    from hf_recogs.models.modeling_structure_transformer import coverage_counts, head_counts
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_head_counts=True)
+    assert model.config.pointer_arity_tokens == pointer_tok.convert_tokens_to_ids(["(", ","])
+    words = ["<s>", *"theme ( 1 , 3 ) AND give ( 3 ) AND agent ( 3 , 0 )".split()]
+    ids = torch.tensor([pointer_tok.convert_tokens_to_ids(words)])
+    assert pointer_tok.unk_token_id not in ids
+    counts = head_counts(ids, model.position_of_token, model.config.pointer_arity_tokens, 4)
+    # inputs: 3 "1" (heads theme), 5 "3" (second argument), 10 "3" (heads give), 15 "3" (heads agent), 17 "0"
+    assert counts[0, 2].tolist() == [0, 0, 0, 0] and counts[0, 3].tolist() == [0, 1, 0, 0]
+    assert counts[0, 5].tolist() == [0, 1, 0, 0] and counts[0, 10].tolist() == [0, 1, 0, 1]
+    assert counts[0, 15].tolist() == [0, 1, 0, 2] and counts[0, -1].tolist() == [0, 1, 0, 2]
+    assert coverage_counts(ids, model.position_of_token, 4)[0, 10].tolist() == [0, 1, 0, 2]
+    last = head_counts(ids, model.position_of_token, model.config.pointer_arity_tokens, 4, last=3)
+    assert torch.equal(last, counts[:, -3:])
+    cogs = ["<s>", *"agent ( x _ 2 , x _ 1 ) AND theme ( x _ 2 , Emma )".split()]
+    ids = torch.tensor([pointer_tok.convert_tokens_to_ids(cogs)])
+    counts = head_counts(ids, model.position_of_token, model.config.pointer_arity_tokens, 3)
+    assert counts[0, 5].tolist() == [0, 0, 1] and counts[0, -1].tolist() == [0, 0, 2]
+    # a config written by hand, without the token ids, is refused when the model is built
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerForConditionalGeneration
+
+    config = model.config.to_dict() | {"pointer_arity_tokens": None}
+    with pytest.raises(ValueError, match="pointer_head_counts needs pointer_arity_tokens .*build_model"):
+        StructureTransformerForConditionalGeneration(type(model.config)(**config))
+
+
+def test_head_counts_add_each_counts_share_of_the_attention_to_the_output(pointer_tok, tmp_path):
+    """Zero at the start: the model without them, exactly. Trained: what enters the cross-attention's residual sum
+    is Bart's attention output plus, per head, the attention weight on the source words of each count times that
+    count's vector; with the arity mask, at ``agent ( 1`` all of it is count 2's vector (word 1 heads ``give``
+    and ``agent``), at ``give ( 1`` count 1's. Decoding with a cache sees what teacher forcing sees."""
+    from hf_recogs.models.modeling_structure_transformer import head_counts
+
+    options = {"cross_attention_structure": "pointer", "pointer_arity_mask": True, "attn_implementation": "eager"}
+    plain = tiny(pointer_tok, **options)
+    counted = tiny(pointer_tok, **options, pointer_head_counts=True)
+    missing, unexpected = counted.load_state_dict(plain.state_dict(), strict=False)
+    assert missing == ["model.decoder.head_values.weight"] and not unexpected
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        assert torch.allclose(counted(**batch, labels=labels).logits, plain(**batch, labels=labels).logits,
+                              atol=1e-6)
+        counted.model.decoder.head_values.weight.normal_(0, 2.0)
+    decoder = counted.model.decoder
+    layer = decoder.layers[0]
+    caught = {}
+    hooks = [layer.encoder_attn.out_proj.register_forward_hook(lambda m, i, o: caught.__setitem__("attn", o)),
+             layer.self_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("residual", o)),
+             layer.encoder_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("sum", i[0]))]
+    with torch.no_grad():
+        out = counted(**batch, labels=labels, output_attentions=True)
+    for hook in hooks:
+        hook.remove()
+    decoder_ids = torch.cat([torch.full((2, 1), counted.config.decoder_start_token_id), labels[:, :-1]], 1)
+    counts = head_counts(decoder_ids, counted.position_of_token, counted.config.pointer_arity_tokens,
+                         batch["input_ids"].shape[1])
+    weights, value = out.cross_attentions[0], decoder.head_values.weight[0]  # (batch, heads, tgt, src), (heads, 3, d)
+    added = caught["sum"] - caught["residual"] - caught["attn"]
+    for b in range(2):
+        for t in range(labels.shape[1]):
+            expected = sum(weights[b, h, t, s] * value[h, counts[b, t, s]]
+                           for h in range(weights.shape[1]) for s in range(weights.shape[-1]))
+            assert torch.allclose(added[b, t], expected, atol=1e-5)
+    # <s> give ( 1 ) AND agent ( 1 , 0 ...: "1" at inputs 3 (heads give) and 8 (heads agent), arity steps
+    assert torch.allclose(added[0, 3], value[:, 1].sum(0), atol=1e-5)
+    assert torch.allclose(added[0, 8], value[:, 2].sum(0), atol=1e-5)
+    # the same weights in the default attention (which a reloaded model gets) decode as they train
+    default = tiny(pointer_tok, cross_attention_structure="pointer", pointer_arity_mask=True, pointer_head_counts=True)
+    default.load_state_dict(counted.state_dict())
+    with torch.no_grad():
+        teacher = default(**batch, labels=labels).logits
+        assert torch.allclose(teacher, out.logits, atol=1e-5)
+    _decodes_as_it_trains_and_reloads(default, batch, labels, teacher, tmp_path)

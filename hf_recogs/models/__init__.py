@@ -199,9 +199,10 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     if isinstance(config, StructureTransformerConfig) and config.pointer_argument_mask and \
             config.pointer_argument_tokens is None:
         config.pointer_argument_tokens = argument_token_ids(tokenizer)
-    if isinstance(config, StructureTransformerConfig) and config.pointer_arity_mask and \
-            config.pointer_arity_tokens is None:
-        config.pointer_arity_tokens = arity_token_ids(tokenizer)
+    if isinstance(config, StructureTransformerConfig) and (config.pointer_arity_mask or config.pointer_head_counts) \
+            and config.pointer_arity_tokens is None:
+        config.pointer_arity_tokens = arity_token_ids(
+            tokenizer, "pointer_arity_mask" if config.pointer_arity_mask else "pointer_head_counts")
     if isinstance(config, StructureTransformerConfig) and config.pointer_offsets_scope != "all" and \
             config.pointer_scope_token_id is None:
         config.pointer_scope_token_id = scope_token_id(tokenizer)
@@ -252,9 +253,10 @@ def argument_token_ids(tokenizer) -> list[int]:
     return _output_token_ids(tokenizer, (",", ")"), "pointer_argument_mask", "binary conjuncts `role ( i , j )`")
 
 
-def arity_token_ids(tokenizer) -> list[int]:
-    """The ids of the output tokens ``(`` (opens a conjunct's arguments) and ``,`` (opens its second)."""
-    return _output_token_ids(tokenizer, ("(", ","), "pointer_arity_mask",
+def arity_token_ids(tokenizer, option: str = "pointer_arity_mask") -> list[int]:
+    """The ids of the output tokens ``(`` (opens a conjunct's arguments) and ``,`` (opens its second), which
+    ``option`` needs."""
+    return _output_token_ids(tokenizer, ("(", ","), option,
                              "conjuncts `pred ( i )` / `role ( i , j )`")
 
 

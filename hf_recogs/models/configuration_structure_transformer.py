@@ -139,8 +139,17 @@ class StructureTransformerConfig(BartConfig):
             a decision that also reads the rest of the source can learn to depend on it, such as whether the next
             noun has a phrase of its own, which no training row's second ``nmod`` shows. A hard mask with no
             parameters, reading only the output's own tokens. ``False`` (default): off.
-        pointer_arity_tokens: with ``pointer_arity_mask``: the ids of the output tokens ``(`` and ``,``
-            (``build_model`` reads them from the tokenizer).
+        pointer_arity_tokens: with ``pointer_arity_mask`` or ``pointer_head_counts``: the ids of the output tokens
+            ``(`` and ``,`` (``build_model`` reads them from the tokenizer).
+        pointer_head_counts: with a pointer term on: every decoder layer adds to each cross-attention head's output
+            a learned vector per (how many conjuncts so far have the source word as their first argument: 0, 1, 2
+            or more), in proportion to the attention the head gives that word (zero at initialisation). In
+            ReCOGS_pos a word's first conjunct is its own (``cake ( 3 )``, a verb's lemma ``like ( 7 )``: one
+            argument) and every later one a relation it heads (``agent ( 7 , 6 )``, ``nmod . in ( 3 , 6 )``: two).
+            Counting every time a word is named (``pointer_coverage``) does not say this: a clause's verb is named
+            by ``ccomp ( 4 , 7 )`` before its lemma. With ``pointer_arity_mask`` the step that decides the
+            number of arguments attends to the named word alone, and reads its count here. It reads no tree: only
+            the output's own tokens. ``False`` (default): off.
         decoder_position_shift: K > 0: in training, the decoder's learned positions of each target start at a
             random offset 0..K instead of 0 (SHAPE, Kiyono et al. 2021), so that every row of the position table
             is trained and only the distances between positions carry information; decoding starts at 0, as
@@ -177,6 +186,7 @@ class StructureTransformerConfig(BartConfig):
     pointer_argument_tokens: list[int] | None = None
     pointer_arity_mask: bool = False
     pointer_arity_tokens: list[int] | None = None
+    pointer_head_counts: bool = False
     decoder_position_shift: int = 0
     decoder_relative_positions: int = 0
 
@@ -211,6 +221,9 @@ class StructureTransformerConfig(BartConfig):
         if self.pointer_arity_mask and not self.reads_pointer():
             raise ValueError("pointer_arity_mask keeps the word the output named last: it needs a pointer term, "
                              "cross_attention_structure='pointer' and/or pointer_offsets > 0")
+        if self.pointer_head_counts and not self.reads_pointer():
+            raise ValueError("pointer_head_counts counts the conjuncts each named word heads: it needs a pointer "
+                             "term, cross_attention_structure='pointer' and/or pointer_offsets > 0")
         if self.pointer_coverage and not self.reads_pointer():
             raise ValueError("pointer_coverage counts the positions the output names: it needs a pointer term, "
                              "cross_attention_structure='pointer' and/or pointer_offsets > 0")

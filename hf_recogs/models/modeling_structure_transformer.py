@@ -15,9 +15,11 @@ only until the output's first ``AND``: ``before_first``)
 and with ``pointer_values`` each head's output also says how much of its attention went to each tree label (a
 learned value part per label, the same paper).
 With ``pointer_coverage`` they also get a learned term per source word by how many times the output has named it
-so far (``coverage_counts``). With ``pointer_argument_mask`` every cross-attention head that writes a conjunct's
-second argument sees only the children and siblings of its first (``argument_slots``); with
-``pointer_arity_mask`` the step after a conjunct's first argument sees only the word it names (``arity_slots``). With
+so far (``coverage_counts``), and with ``pointer_head_counts`` each head's output a learned vector per source word
+by how many conjuncts have had it as their first argument (``head_counts``). With ``pointer_argument_mask`` every
+cross-attention head that writes a conjunct's second argument sees only the children and siblings of its first
+(``argument_slots``); with ``pointer_arity_mask`` the step after a conjunct's first argument sees only the word it
+names (``arity_slots``). With
 ``decoder_position_shift`` the decoder's positions start at a random offset in training
 (``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
 distance between tokens instead (``relative_distances``). With ``encoder_word_classes`` every encoder token's
@@ -34,7 +36,6 @@ Bart's eager and SDPA attention already add to the attention logits, so the atte
 
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
@@ -142,7 +143,8 @@ class StructureTransformerDecoderLayer(BartDecoderLayer):
     """Bart's decoder layer, whose cross-attention mask can also take a term computed from the layer's own
     cross-attention queries (``query_term``: queries (batch, heads, tgt, head_dim) -> additive term), and whose
     cross-attention output can take a term computed from its attention weights (``value_term``: weights (batch,
-    heads, tgt, src) -> (batch, tgt, d_model)); a ``pointer_keys`` or ``pointer_values`` model's layers only.
+    heads, tgt, src) -> (batch, tgt, d_model)); a ``pointer_keys``, ``pointer_values`` or
+    ``pointer_head_counts`` model's layers only.
     Otherwise Bart's forward, step for step."""
 
     def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
@@ -279,7 +281,11 @@ def coverage_counts(decoder_input_ids: torch.Tensor, position_of_token: torch.Te
     """(batch, tgt_len, positions): for each decoder input token, how many times the tokens up to and including it
     have named each source position, capped at ``most``; with ``last``, for the last ``last`` tokens only (a
     decoding step: the earlier ones are summed, not expanded)."""
-    named = position_of_token[decoder_input_ids]
+    return _counts(position_of_token[decoder_input_ids], positions, last, most)
+
+
+def _counts(named: torch.Tensor, positions: int, last: int | None, most: int) -> torch.Tensor:
+    """(batch, tgt_len, positions) running counts of the positions in ``named`` (batch, tgt_len; -1: none)."""
     start = 0 if last is None else named.shape[1] - last
     before, window = named[:, :start], named[:, start:]
     counts = torch.zeros(named.shape[0], positions, dtype=torch.long, device=named.device)
@@ -340,6 +346,16 @@ def arity_slots(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor
     return named & (last_paren >= 0) & (last_comma < last_paren) & (named_so_far - named_at_paren == 1)
 
 
+def head_counts(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor, arity_tokens: list[int],
+                positions: int, last: int | None = None, most: int = COVERAGE_LABELS - 1) -> torch.Tensor:
+    """(batch, tgt_len, positions): for each decoder input token, how many conjuncts up to and including it have
+    named each source position as their first argument (``arity_slots``), capped at ``most``; ``last`` as in
+    ``coverage_counts``."""
+    named = position_of_token[decoder_input_ids]
+    first = arity_slots(decoder_input_ids, position_of_token, arity_tokens)
+    return _counts(torch.where(first, named, -1), positions, last, most)
+
+
 class StructureTransformerDecoder(BartDecoder):
     """Bart's decoder; a pointer model's cross-attention masks carry learned terms per head for each source token:
     its tree relation to the word the output named last (``cross_attention_structure="pointer"``, labels of
@@ -369,7 +385,9 @@ class StructureTransformerDecoder(BartDecoder):
         self.tree_keys = self.offset_keys = self.coverage_keys = None
         self.tree_values = (PointerValues(layers, heads, tree_labels, config.d_model) if config.pointer_values
                             else None)
-        if config.pointer_keys or config.pointer_values:
+        self.head_values = (PointerValues(layers, heads, COVERAGE_LABELS, config.d_model)
+                            if config.pointer_head_counts else None)
+        if config.pointer_keys or config.pointer_values or config.pointer_head_counts:
             self.layers = nn.ModuleList([StructureTransformerDecoderLayer(config, layer_idx=i) for i in range(layers)])
         if config.pointer_keys:
             if self.pointer_bias is not None:
@@ -440,6 +458,12 @@ class StructureTransformerDecoder(BartDecoder):
         others = torch.arange(src_len, device=pointer.device) != at[..., None]
         return (slots & inside)[..., None] & others
 
+    @staticmethod
+    def fit_to_source(counts, src_len: int) -> torch.Tensor:
+        """Per-position counts (batch, tgt_len, positions the output can name) cut or padded to the source's
+        length: positions past those the output can name were never named."""
+        return nn.functional.pad(counts, (0, max(0, src_len - counts.shape[-1])))[..., :src_len]
+
     def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int,
                            offset_scope=None) -> tuple:
         """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off.
@@ -494,22 +518,30 @@ class StructureTransformerDecoder(BartDecoder):
             return term
         return [term_of(layer) for layer in range(len(self.layers))]
 
-    def value_terms(self, tree) -> list:
-        """Per layer, the ``pointer_values`` term of the tree labels ``tree`` as a function of that layer's
-        cross-attention weights (None without ``pointer_values``)."""
-        if self.tree_values is None:
+    def value_terms(self, tree, heads) -> list:
+        """Per layer, the value terms as a function of that layer's cross-attention weights: ``pointer_values`` of
+        the tree labels ``tree`` and ``pointer_head_counts`` of the counts ``heads`` (None without either)."""
+        terms = [(values, labels) for values, labels in ((self.tree_values, tree), (self.head_values, heads))
+                 if values is not None]
+        if not terms:
             return [None] * len(self.layers)
-        return [functools.partial(self.tree_values, layer, labels=tree) for layer in range(len(self.layers))]
+
+        def term_of(layer):
+            def term(weights):
+                parts = [values(layer, weights, labels) for values, labels in terms]
+                return sum(parts[1:], parts[0])
+            return term
+        return [term_of(layer) for layer in range(len(self.layers))]
 
     @capture_outputs
     def forward(self, input_ids=None, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
                 cache=None, inputs_embeds=None, use_cache=None, source_relation_ids=None, decoder_pointer=None,
                 decoder_argument_slots=None, decoder_arity_slots=None, decoder_coverage=None,
-                decoder_offset_scope=None, **kwargs):
+                decoder_head_counts=None, decoder_offset_scope=None, **kwargs):
         """Bart's decoder forward; a pointer model's cross-attention masks come from ``decoder_pointer`` (with
         ``pointer_argument_mask`` also ``decoder_argument_slots``, with ``pointer_arity_mask``
-        ``decoder_arity_slots``, with ``pointer_coverage``
-        ``decoder_coverage``, with a scoped offset term ``decoder_offset_scope``) and the encoder's
+        ``decoder_arity_slots``, with ``pointer_coverage`` ``decoder_coverage``, with ``pointer_head_counts``
+        ``decoder_head_counts``, with a scoped offset term ``decoder_offset_scope``) and the encoder's
         ``source_relation_ids``."""
         if (input_ids is None) ^ (inputs_embeds is not None):
             raise ValueError("You must specify exactly one of decoder_input_ids or decoder_inputs_embeds")
@@ -551,9 +583,13 @@ class StructureTransformerDecoder(BartDecoder):
                 if decoder_coverage is None:
                     raise ValueError("a pointer_coverage model needs decoder_coverage: call it with "
                                      "decoder_input_ids or labels, or generate()")
-                # positions past those the output can name were never named
-                coverage = nn.functional.pad(decoder_coverage, (0, max(0, src_len - decoder_coverage.shape[-1])))
-                coverage = coverage[..., :src_len]
+                coverage = self.fit_to_source(decoder_coverage, src_len)
+            heads = None
+            if self.head_values is not None:
+                if decoder_head_counts is None:
+                    raise ValueError("a pointer_head_counts model needs decoder_head_counts: call it with "
+                                     "decoder_input_ids or labels, or generate()")
+                heads = self.fit_to_source(decoder_head_counts, src_len)
             blocked = None
             if self.argument_mask:
                 if decoder_argument_slots is None:
@@ -570,7 +606,7 @@ class StructureTransformerDecoder(BartDecoder):
             cross_masks = self.cross_attention_masks((tree, offsets, coverage), encoder_attention_mask,
                                                      inputs_embeds.dtype, blocked)
             query_terms = self.query_terms((tree, offsets, coverage))
-            value_terms = self.value_terms(tree)
+            value_terms = self.value_terms(tree, heads)
         if self.training and self.position_shift and cache_length == 0:
             # (batch, tgt_len) ids: Bart's embedding reads 1-D ids only, so index its table (and offset) directly
             shifted = position_ids + random_position_shifts(batch_size, seq_length, self.position_shift,
@@ -635,7 +671,8 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                                  "AND): build the model with hf_recogs.models.build_model, which reads it from the "
                                  "tokenizer")
             for option, tokens, names in (("pointer_argument_mask", "pointer_argument_tokens", "',' and ')'"),
-                                          ("pointer_arity_mask", "pointer_arity_tokens", "'(' and ','")):
+                                          ("pointer_arity_mask", "pointer_arity_tokens", "'(' and ','"),
+                                          ("pointer_head_counts", "pointer_arity_tokens", "'(' and ','")):
                 if getattr(config, option) and getattr(config, tokens) is None:
                     raise ValueError(f"{option} needs {tokens} (the ids of the output tokens {names}): build the "
                                      "model with hf_recogs.models.build_model, which reads them from the tokenizer")
@@ -683,6 +720,10 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                 if self.config.pointer_coverage:
                     kwargs["decoder_coverage"] = coverage_counts(kwargs["decoder_input_ids"], self.position_of_token,
                                                                  len(self.config.pointer_token_ids))
+                if self.config.pointer_head_counts:
+                    kwargs["decoder_head_counts"] = head_counts(
+                        kwargs["decoder_input_ids"], self.position_of_token, self.config.pointer_arity_tokens,
+                        len(self.config.pointer_token_ids))
                 if self.config.pointer_offsets_scope != "all":
                     kwargs["decoder_offset_scope"] = before_first(kwargs["decoder_input_ids"],
                                                                   self.config.pointer_scope_token_id)
@@ -706,6 +747,10 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             if self.config.pointer_coverage:
                 inputs["decoder_coverage"] = coverage_counts(input_ids, self.position_of_token,
                                                              len(self.config.pointer_token_ids), last=step)
+            if self.config.pointer_head_counts:
+                inputs["decoder_head_counts"] = head_counts(input_ids, self.position_of_token,
+                                                            self.config.pointer_arity_tokens,
+                                                            len(self.config.pointer_token_ids), last=step)
             if self.config.pointer_offsets_scope != "all":
                 inputs["decoder_offset_scope"] = before_first(input_ids, self.config.pointer_scope_token_id)[:, -step:]
         return inputs

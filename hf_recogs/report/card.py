@@ -152,6 +152,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     coverage_note += (" At the step after a conjunct's first argument (where it writes `,` or `)`), every "
                       "cross-attention head saw only the word that argument names (`pointer_arity_mask`)."
                       if (structure or {}).get("pointer_arity_mask") else "")
+    coverage_note += (" Each cross-attention head's output also said how many conjuncts so far had the words it "
+                      "attended to as their first argument: a learned vector per count, 0, 1 or 2 and more "
+                      "(`pointer_head_counts`)." if (structure or {}).get("pointer_head_counts") else "")
     shift = (structure or {}).get("decoder_position_shift")
     shift_note = (f" In training, the decoder's positions of each target started at a random offset of 0 to {shift} "
                   "(`decoder_position_shift`, SHAPE); decoding starts at 0." if shift else "")

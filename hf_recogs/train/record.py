@@ -119,7 +119,7 @@ def structure_settings(config) -> dict[str, Any]:
     track they put the run on: a model that reads no relation (``encoder_structure`` and
     ``cross_attention_structure`` none), no structure tokens and no word classes reads no parse, so it is on the
     track without input structure (``pointer_offsets`` read only the output's positions and the source order,
-    ``pointer_coverage`` only the output's positions, ``decoder_position_shift`` and
+    ``pointer_coverage`` and ``pointer_head_counts`` only the output's positions, ``decoder_position_shift`` and
     ``decoder_relative_positions`` nothing of the input)."""
     pointer = config.cross_attention_structure
     reads = (config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
@@ -143,6 +143,7 @@ def structure_settings(config) -> dict[str, Any]:
         "pointer_coverage": bool(config.pointer_coverage),
         "pointer_argument_mask": bool(config.pointer_argument_mask),
         "pointer_arity_mask": bool(config.pointer_arity_mask),
+        "pointer_head_counts": bool(config.pointer_head_counts),
         "decoder_position_shift": config.decoder_position_shift,
         "decoder_relative_positions": config.decoder_relative_positions,
     }
