@@ -1178,3 +1178,46 @@ def depth_first_order(text: str) -> str:
         visit(first(i))
     words = [w for i in range(start) for w in (*conjuncts[i], separators[i])]
     return " ".join(words + " AND ".join(" ".join(conjuncts[i]) for i in order).split())
+
+
+def arguments_first(text: str) -> str:
+    """A logical form with each conjunct's arguments written before its predicate: ``agent ( 1 , 0 )`` becomes
+    ``( 1 , 0 ) agent``, ``* cake ( 3 )`` becomes ``( 3 ) * cake``; the separators (``;``, ``AND``) and their order
+    stay. A decoder trained on it points at a conjunct's words before it names the relation between them;
+    :func:`predicates_first` gives the form back. Raises :class:`LogicalFormError` on a form that does not parse."""
+    parse_or_raise(text)
+    return " ".join(token for part in _conjunct_parts(text) for token in _arguments_to_front(part))
+
+
+def predicates_first(text: str) -> str:
+    """The inverse of :func:`arguments_first`, for decoded outputs: every conjunct written ``( arguments )
+    predicate`` goes back to ``predicate ( arguments )``; a part in any other shape (a malformed prediction) stays
+    as it is, for the metric to judge."""
+    return " ".join(token for part in _conjunct_parts(text) for token in _predicate_to_front(part))
+
+
+def _conjunct_parts(text: str) -> list[list[str]]:
+    """The tokens of ``text`` cut into conjuncts and separators, in order (a separator is a part of its own)."""
+    parts: list[list[str]] = [[]]
+    for token in tokenize(text):
+        if token in _SEPARATORS:
+            parts += [[token], []]
+        else:
+            parts[-1].append(token)
+    return [part for part in parts if part]
+
+
+def _arguments_to_front(part: list[str]) -> list[str]:
+    if "(" not in part or part[-1] != ")":  # a separator, or a lone name
+        return part
+    opening = part.index("(")
+    return part[opening:] + part[:opening]
+
+
+def _predicate_to_front(part: list[str]) -> list[str]:
+    if part[0] != "(" or ")" not in part:
+        return part
+    closing = part.index(")")
+    if closing == len(part) - 1:  # no predicate after the arguments
+        return part
+    return part[closing + 1:] + part[:closing + 1]

@@ -113,3 +113,87 @@ def test_the_model_card_says_the_targets_were_reordered():
     assert "depth-first" in _target_order_note({"hyperparameters": {"target_order": "depth_first"}})
     assert _target_order_note({"hyperparameters": {"target_order": "dataset"}}) == ""
     assert _target_order_note({"hyperparameters": {}}) == ""  # runs recorded before the option
+
+
+# ---------------------------------------------------------------------------------------------------------
+# arguments_first: each conjunct written ``( arguments ) predicate``, given back before scoring
+
+
+def test_arguments_first_by_hand_and_back():
+    from hf_recogs.logical_forms import arguments_first, predicates_first
+
+    gold = ("* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 ) AND agent ( 5 , 1 )")
+    written = "( 1 ) * baby ; ( 4 ) tray ; ( 1 , 4 ) nmod . on AND ( 5 ) scream AND ( 5 , 1 ) agent"
+    assert arguments_first(gold) == written
+    assert predicates_first(written) == gold
+    assert arguments_first("Paula") == "Paula" == predicates_first("Paula")  # a primitive's lone name
+    # COGS's variables move with their brackets
+    assert arguments_first("* cat ( x _ 1 ) ; smile . agent ( x _ 2 , x _ 1 )") == (
+        "( x _ 1 ) * cat ; ( x _ 2 , x _ 1 ) smile . agent")
+    # a malformed prediction: the parts in the written shape go back, the others stay for SEM to judge
+    assert predicates_first("( 1 ) * baby ; ( 4 ) ; oops ( 5 AND ( 5 , 1 ) agent") == (
+        "* baby ( 1 ) ; ( 4 ) ; oops ( 5 AND agent ( 5 , 1 )")
+    with pytest.raises(LogicalFormError):
+        arguments_first("agent ( 1 , 0")
+
+
+@needs_mirror
+@pytest.mark.parametrize("config", ["recogs_pos", "cogs"])
+def test_every_form_comes_back_unchanged(config):
+    import hf_recogs
+    from hf_recogs.logical_forms import arguments_first, predicates_first
+
+    ds = hf_recogs.load_dataset(config)
+    for split in ds:
+        for gold in ds[split]["output"]:
+            written = arguments_first(gold)
+            assert predicates_first(written) == " ".join(gold.split()), (split, gold)
+            assert written.startswith("(") or "(" not in gold, (split, gold)  # the first conjunct was moved
+
+
+def test_arguments_first_trains_on_rewritten_targets_and_gives_its_outputs_back(tmp_path, monkeypatch):
+    """The training split (and the source-check batches) in the new order, the other splits untouched; the
+    model saved with the order, and decoding its outputs gives them back in the dataset's order."""
+    import json
+
+    import torch
+    from test_training import write_config
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from hf_recogs.logical_forms import arguments_first
+    from hf_recogs.train import main, run
+    from hf_recogs.train.decode import decode
+
+    names, verbs = ["Emma", "Liam", "Noah", "Ava"], [("smiled", "smile"), ("ran", "run"), ("slept", "sleep")]
+    files, data = {}, tmp_path / "forms"  # write_config writes its own copy task into tmp_path
+    data.mkdir()
+    for split, n in (("train", 24), ("validation", 6), ("test", 6), ("gen", 6)):
+        path = data / f"{split}.jsonl"
+        with open(path, "w") as f:
+            for i in range(n):
+                name, (form, lemma) = names[i % 4], verbs[i % 3]
+                f.write(json.dumps({"input": f"{name} {form} .", "category": "in_distribution",
+                                    "output": f"{name} ( 0 ) ; {lemma} ( 1 ) AND agent ( 1 , 0 )"}) + "\n")
+        files[split] = str(path)
+    seen = {}
+    rows_of = run.training_rows
+    monkeypatch.setattr(run, "training_rows", lambda exp, raw, seed: seen.setdefault("train", rows_of(exp, raw, seed)))
+    cfg = write_config(tmp_path, data_files=files, metric="sem", target_order="arguments_first", num_train_epochs=1)
+    assert main([str(cfg)]) == 0
+    gold = "Emma ( 0 ) ; smile ( 1 ) AND agent ( 1 , 0 )"
+    assert seen["train"][0]["output"] == arguments_first(gold) == "( 0 ) Emma ; ( 1 ) smile AND ( 1 , 0 ) agent"
+    folder = tmp_path / "out" / "seed_7"
+    record = json.loads((folder / "results.json").read_text())
+    assert record["hyperparameters"]["target_order"] == "arguments_first"
+    assert "`target_order: arguments_first`" in (folder / "README.md").read_text()
+    predictions = [json.loads(line) for line in (folder / "predictions_gen.jsonl").open()]
+    assert predictions[0]["gold"] == gold  # scored against the dataset's own outputs
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(folder)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    assert model.config.hf_recogs_target_order == "arguments_first"
+    written = tokenizer([arguments_first(gold)], return_tensors="pt")["input_ids"]
+    monkeypatch.setattr(model, "generate", lambda **_: torch.cat([torch.zeros_like(written[:, :1]), written], 1))
+    assert decode(model, tokenizer, ["Emma smiled ."], max_length=32) == [gold]
+    model.config.hf_recogs_target_order = "dataset"
+    assert decode(model, tokenizer, ["Emma smiled ."], max_length=32) == [arguments_first(gold)]

@@ -126,8 +126,15 @@ def _partial_run_warning(results: dict[str, Any]) -> str:
 def _target_order_note(results: dict[str, Any]) -> str:
     """A line for runs trained on reordered outputs (``target_order``): their scores compare, their outputs'
     order does not."""
-    if results.get("hyperparameters", {}).get("target_order", "dataset") == "dataset":
+    order = results.get("hyperparameters", {}).get("target_order", "dataset")
+    if order == "dataset":
         return ""
+    if order == "arguments_first":
+        return ("\n\nTraining targets: the dataset's logical forms with each conjunct's arguments written before "
+                "its predicate (`target_order: arguments_first`: `( 1 , 0 ) agent` for `agent ( 1 , 0 )`). The "
+                "model writes that order; its config says so (`hf_recogs_target_order`), and hf_recogs' decoding "
+                "gives its outputs back in the dataset's order before every split is scored against the dataset's "
+                "own outputs (`hf_recogs.logical_forms.predicates_first` does it for outputs of your own).")
     return ("\n\nTraining targets: the dataset's logical forms with their `AND` conjuncts in depth-first order "
             "(`target_order: depth_first`: each noun's `nmod` right after the role that names it). SEM ignores "
             "conjunct order, and every split is scored against the dataset's own outputs.")

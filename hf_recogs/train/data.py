@@ -6,7 +6,7 @@ import functools
 import logging
 import random
 
-from ..logical_forms import LogicalFormError, depth_first_order
+from ..logical_forms import LogicalFormError, arguments_first, depth_first_order
 from .arguments import ConfigError, ExperimentArguments
 
 logger = logging.getLogger("hf_recogs.train")
@@ -230,10 +230,18 @@ def training_rows(exp: ExperimentArguments, raw, seed: int):
     rows = subset(raw["train"], exp.max_train_samples)
     if exp.oversample:
         rows = oversampled(rows, exp)
-    if exp.target_order == "depth_first":
-        rows = rows.map(lambda batch: {"output": [_depth_first(o) for o in batch["output"]]}, batched=True,
-                        keep_in_memory=True, desc=None)
+    rows = in_target_order(rows, exp.target_order)
     return rows.shuffle(seed=seed, keep_in_memory=True) if exp.data_order == "fixed" else rows
+
+
+def in_target_order(rows, target_order: str):
+    """``rows`` with their outputs written in ``target_order`` (``depth_first``, ``arguments_first``; as they are
+    for ``dataset``). An output the order cannot rewrite stops the run before training, in one line."""
+    rewrite = {"depth_first": _depth_first, "arguments_first": _arguments_first}.get(target_order)
+    if rewrite is None:
+        return rows
+    return rows.map(lambda batch: {"output": [rewrite(o) for o in batch["output"]]}, batched=True,
+                    keep_in_memory=True, desc=None)
 
 
 def _depth_first(output: str) -> str:
@@ -243,6 +251,14 @@ def _depth_first(output: str) -> str:
         return depth_first_order(output)
     except LogicalFormError as err:
         raise ConfigError(f"target_order=depth_first reorders ReCOGS forms, and a training output is not one "
+                          f"({err.reason}: {output[:60]!r}); leave target_order out for this dataset") from None
+
+
+def _arguments_first(output: str) -> str:
+    try:
+        return arguments_first(output)
+    except LogicalFormError as err:
+        raise ConfigError(f"target_order=arguments_first rewrites logical forms, and a training output is not one "
                           f"({err.reason}: {output[:60]!r}); leave target_order out for this dataset") from None
 
 
@@ -278,10 +294,12 @@ def tokens_per_batch(train_ds, batch_size: int) -> float:
 
 
 def source_check_batches(raw, tokenizer, max_positions: int, collator, rows: int = 128, batch_size: int = 64,
-                         layout: SourceLayout | None = None):
-    """Fixed batches for the source gap: a random sample (seed 0) of validation (or train) rows."""
+                         layout: SourceLayout | None = None, target_order: str = "dataset"):
+    """Fixed batches for the source gap: a random sample (seed 0) of validation (or train) rows, their outputs in
+    the training's ``target_order``."""
     split = raw["validation"] if "validation" in raw else raw["train"]
-    sample = tokenize_dataset(subset(split, rows), tokenizer, max_positions, layout).remove_columns(["length"])
+    sample = in_target_order(subset(split, rows), target_order)
+    sample = tokenize_dataset(sample, tokenizer, max_positions, layout).remove_columns(["length"])
     features = [sample[i] for i in range(len(sample))]
     return [collator(features[i : i + batch_size]) for i in range(0, len(features), batch_size)]
 

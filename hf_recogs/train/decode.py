@@ -30,7 +30,9 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
     training cuts them. ``desc`` names the progress bar (none without it). Under ``torch.distributed`` every
     process must call this with the same ``sources`` and each gets all the predictions; ``shared=False``: this
     process decodes every row alone (the others are not calling). ``encode``: sources -> the encoder's inputs
-    (a structure_transformer's ``SourceLayout.batch``, which adds ``relation_ids``); default: the tokenizer."""
+    (a structure_transformer's ``SourceLayout.batch``, which adds ``relation_ids``); default: the tokenizer.
+    A model trained with ``target_order: arguments_first`` (``config.hf_recogs_target_order``) writes each
+    conjunct's arguments first; its outputs are given back in the dataset's order."""
     order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
     device = next(model.parameters()).device
 
@@ -45,7 +47,12 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
         ids = model.generate(**enc, max_length=max_length, num_beams=num_beams, do_sample=False)
         return decode_ids(tokenizer, ids.cpu())
 
-    return _predict_in_batches(model, order, batch_size, predict, bf16, desc, shared)
+    predictions = _predict_in_batches(model, order, batch_size, predict, bf16, desc, shared)
+    if getattr(model.config, "hf_recogs_target_order", "dataset") == "arguments_first":
+        from ..logical_forms import predicates_first
+
+        predictions = [predicates_first(p) for p in predictions]
+    return predictions
 
 
 def classify(model, collator, rows: list[dict], batch_size: int = 64, bf16: bool = False,

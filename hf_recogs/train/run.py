@@ -128,6 +128,8 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
     _autocast_in_training_steps(args, cpu_bf16)
     set_seed(seed)
     model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, **exp.model_overrides)
+    if exp.target_order == "arguments_first":  # saved with the model: its outputs go back before scoring
+        model.config.hf_recogs_target_order = exp.target_order
     train_raw = training_rows(exp, raw, seed)
     monitor = None
     layout = source_layout(exp, tokenizer, model.config)  # structure_transformer: inputs with their trees
@@ -144,7 +146,7 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
                         seed, layout.parser_name, layout.count_unparsed(train_raw["input"]), len(train_raw))
         if exp.source_check:
             monitor = SourceUseMonitor(source_check_batches(raw, tokenizer, exp.max_positions, collator,
-                                                            layout=layout), cpu_bf16)
+                                                            layout=layout, target_order=exp.target_order), cpu_bf16)
     clock = TrainingClock(resume)
     seed_dir.mkdir(parents=True, exist_ok=True)
     trainer = build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16, seed_dir,
