@@ -657,30 +657,41 @@ def test_pointer_values_add_each_labels_share_of_the_attention_to_the_output(poi
     with torch.no_grad():
         decoder.tree_values.weight.normal_(0, 2.0)
         decoder.pointer_bias.weight.normal_(0, 1.0)
-    layer = decoder.layers[0]
+    batch, labels = _pointer_batch(pointer_tok)
+    out, decoder_ids, added = _value_term_of_first_layer(model, batch, labels)
+    from hf_recogs.models.modeling_structure_transformer import pointer_positions
+
+    pointer = pointer_positions(decoder_ids, model.position_of_token)
+    rel = decoder.pointer_labels(pointer, batch["relation_ids"], batch["attention_mask"], sides=True)
+    _assert_each_labels_share(added, out.cross_attentions[0], decoder.tree_values.weight[0], rel)
+    assert added.abs().max() > 0.1  # the values were reached
+
+
+def _value_term_of_first_layer(model, batch, labels):
+    """(the model's eager output with attentions, its decoder inputs, what the first decoder layer's
+    cross-attention step adds to the residual sum besides Bart's attention output), caught on the layer's own
+    modules."""
+    layer = model.model.decoder.layers[0]
     caught = {}
     hooks = [layer.encoder_attn.out_proj.register_forward_hook(lambda m, i, o: caught.__setitem__("attn", o)),
              layer.self_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("residual", o)),
              layer.encoder_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("sum", i[0]))]
-    batch, labels = _pointer_batch(pointer_tok)
     with torch.no_grad():
         out = model(**batch, labels=labels, output_attentions=True)
     for hook in hooks:
         hook.remove()
-    from hf_recogs.models.modeling_structure_transformer import pointer_positions
+    decoder_ids = torch.cat([torch.full((len(labels), 1), model.config.decoder_start_token_id), labels[:, :-1]], 1)
+    return out, decoder_ids, caught["sum"] - caught["residual"] - caught["attn"]
 
-    decoder_ids = torch.cat([torch.full((2, 1), model.config.decoder_start_token_id), labels[:, :-1]], 1)
-    pointer = pointer_positions(decoder_ids, model.position_of_token)
-    rel = decoder.pointer_labels(pointer, batch["relation_ids"], batch["attention_mask"], sides=True)
-    weights = out.cross_attentions[0]  # (batch, heads, tgt, src)
-    value = decoder.tree_values.weight[0]  # (heads, labels, d_model)
-    added = caught["sum"] - caught["residual"] - caught["attn"]
-    for b in range(2):
-        for t in range(labels.shape[1]):
-            expected = sum(weights[b, h, t, s] * value[h, rel[b, t, s]]
+
+def _assert_each_labels_share(added, weights, value, label):
+    """``added`` (batch, tgt, d_model) is, for every row and decoder token, the sum over heads h and source tokens
+    s of the attention ``weights`` (batch, heads, tgt, src) times ``value[h, label[b, t, s]]``, by hand."""
+    for b in range(added.shape[0]):
+        for t in range(added.shape[1]):
+            expected = sum(weights[b, h, t, s] * value[h, label[b, t, s]]
                            for h in range(weights.shape[1]) for s in range(weights.shape[-1]))
             assert torch.allclose(added[b, t], expected, atol=1e-5)
-    assert added.abs().max() > 0.1  # the values were reached
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1075,26 +1086,11 @@ def test_head_counts_add_each_counts_share_of_the_attention_to_the_output(pointe
         assert torch.allclose(counted(**batch, labels=labels).logits, plain(**batch, labels=labels).logits,
                               atol=1e-6)
         counted.model.decoder.head_values.weight.normal_(0, 2.0)
-    decoder = counted.model.decoder
-    layer = decoder.layers[0]
-    caught = {}
-    hooks = [layer.encoder_attn.out_proj.register_forward_hook(lambda m, i, o: caught.__setitem__("attn", o)),
-             layer.self_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("residual", o)),
-             layer.encoder_attn_layer_norm.register_forward_hook(lambda m, i, o: caught.__setitem__("sum", i[0]))]
-    with torch.no_grad():
-        out = counted(**batch, labels=labels, output_attentions=True)
-    for hook in hooks:
-        hook.remove()
-    decoder_ids = torch.cat([torch.full((2, 1), counted.config.decoder_start_token_id), labels[:, :-1]], 1)
+    out, decoder_ids, added = _value_term_of_first_layer(counted, batch, labels)
     counts = head_counts(decoder_ids, counted.position_of_token, counted.config.pointer_arity_tokens,
                          batch["input_ids"].shape[1])
-    weights, value = out.cross_attentions[0], decoder.head_values.weight[0]  # (batch, heads, tgt, src), (heads, 3, d)
-    added = caught["sum"] - caught["residual"] - caught["attn"]
-    for b in range(2):
-        for t in range(labels.shape[1]):
-            expected = sum(weights[b, h, t, s] * value[h, counts[b, t, s]]
-                           for h in range(weights.shape[1]) for s in range(weights.shape[-1]))
-            assert torch.allclose(added[b, t], expected, atol=1e-5)
+    value = counted.model.decoder.head_values.weight[0]  # (heads, 3, d_model)
+    _assert_each_labels_share(added, out.cross_attentions[0], value, counts)
     # <s> give ( 1 ) AND agent ( 1 , 0 ...: "1" at inputs 3 (heads give) and 8 (heads agent), arity steps
     assert torch.allclose(added[0, 3], value[:, 1].sum(0), atol=1e-5)
     assert torch.allclose(added[0, 8], value[:, 2].sum(0), atol=1e-5)
