@@ -127,7 +127,7 @@ COMPARISONS = {
     "cfq_mcd1_cls": (
         ("cfq_mcd1_cls_lstm", "LSTM"),
         ("cfq_mcd1_cls_transformer", "Transformer (post-LN, no mask)"),
-        ("cfq_mcd1_cls_relative_none", "relative encoder, no mask"),
+        ("cfq_mcd1_cls_relative_none", "6-layer encoder, no structure"),
         ("cfq_mcd1_cls_soft", "relation labels (soft mask) + cross-links"),
         ("cfq_mcd1_cls_hard_links", "hard mask + cross-links"),
         ("cfq_mcd1_cls_both_links", "hard + soft + cross-links"),
@@ -137,7 +137,7 @@ COMPARISONS = {
     "recogs_pos_cls": (
         ("recogs_pos_cls_lstm", "LSTM"),
         ("recogs_pos_cls_transformer", "Transformer (post-LN, no mask)"),
-        ("recogs_pos_cls_relative_none", "relative encoder, no mask"),
+        ("recogs_pos_cls_relative_none", "6-layer encoder, no structure"),
         ("recogs_pos_cls_soft", "relation labels (soft mask) + cross-links"),
         ("recogs_pos_cls_hard_links", "hard mask + cross-links"),
         ("recogs_pos_cls_both_links", "hard + soft + cross-links"),
