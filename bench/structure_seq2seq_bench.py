@@ -14,7 +14,9 @@ learned positions (``decoder_relative_positions: 16``: an explicit float self-at
 flag of SDPA), and sides, coverage and the relative decoder together without and with the tree labels on the
 cross-attention's values (``pointer_values``: the attention weights computed a second time) or with the arity mask
 (``pointer_arity_mask``: one more masked fill of the cross-attention masks), alone and with the head counts on the
-values (``pointer_head_counts``: the attention weights computed a second time, as for ``pointer_values``). All train
+values (``pointer_head_counts``: the attention weights computed a second time, as for ``pointer_values``), and the
+relative setting with the copying output layer (``output_copy``: one more attention and a mixture over the
+vocabulary). All train
 on the same batches: ``--steps`` batches of ``--batch-size`` ReCOGS_pos training rows grouped by source + target
 length (the recipe's ``data_order: grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW
 step; the models are timed interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a
@@ -104,6 +106,7 @@ def main() -> None:
     settings["+ sides, coverage, relative, arity"] = ("structure_transformer", {**recipe, "pointer_arity_mask": True})
     settings["+ sides, coverage, relative, arity, head counts"] = (
         "structure_transformer", {**recipe, "pointer_arity_mask": True, "pointer_head_counts": True})
+    settings["+ sides, coverage, relative, copy"] = ("structure_transformer", {**recipe, "output_copy": True})
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)

@@ -161,6 +161,13 @@ class StructureTransformerConfig(BartConfig):
             Shaw et al. 2018, as a bias). "The token two back" then means the same at output token 250 as at
             25, where a row of the learned table that few training targets reach means little. It reads no
             tree, and excludes ``decoder_position_shift``. 0 (default): Bart's learned positions.
+        output_copy: the output layer can also copy a source token (a pointer-generator, See et al. 2017): a
+            learned attention over the encoder's outputs, from the decoder's last state, gives each source token
+            a share, and a learned gate per decoder token mixes that copy distribution (each token id gets the
+            shares of the source tokens with that id) with the vocabulary's softmax; the model's logits are the
+            logarithm of the mixture. The logical forms write a noun or a name as the word itself
+            (``Paula ( 3 )``): a word seen only alone in training, whose embedding learnt little, can still be
+            written by where the decoder looks. It reads no tree. ``False`` (default): Bart's output layer.
     """
 
     model_type = "hf_recogs_structure_transformer"
@@ -189,6 +196,7 @@ class StructureTransformerConfig(BartConfig):
     pointer_head_counts: bool = False
     decoder_position_shift: int = 0
     decoder_relative_positions: int = 0
+    output_copy: bool = False
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""

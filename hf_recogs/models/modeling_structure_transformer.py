@@ -23,7 +23,9 @@ names (``arity_slots``). With
 ``decoder_position_shift`` the decoder's positions start at a random offset in training
 (``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
 distance between tokens instead (``relative_distances``). With ``encoder_word_classes`` every encoder token's
-embedding also gets a learned vector of its word class in our parser's lexicon (``WordClassEmbedding``).
+embedding also gets a learned vector of its word class in our parser's lexicon (``WordClassEmbedding``). With
+``output_copy`` the output layer can also copy a source token (``OutputCopy``, a pointer-generator); the encoder's
+output then carries the source ids (``StructureEncoderOutput``), so that every decoding step has them.
 ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps after
 that read the encoder's outputs, and only a tree-pointer model reads ``relation_ids`` again.
 
@@ -37,6 +39,7 @@ Bart's eager and SDPA attention already add to the attention logits, so the atte
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -44,7 +47,7 @@ from transformers import BartForConditionalGeneration, BartModel
 from transformers import initialization as init
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.masking_utils import create_bidirectional_mask, create_causal_mask
-from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions
+from transformers.modeling_outputs import BaseModelOutput, BaseModelOutputWithPastAndCrossAttentions, Seq2SeqLMOutput
 from transformers.models.bart.modeling_bart import (
     BartDecoder,
     BartDecoderLayer,
@@ -137,6 +140,33 @@ class PointerValues(nn.Module):
         index = labels[:, None].expand(batch, heads, tgt, src)
         per_label = weights.new_zeros(batch, heads, tgt, self.weight.shape[2]).scatter_add_(-1, index, weights)
         return torch.einsum("bhtl,hld->btd", per_label, self.weight[layer].to(weights.dtype))
+
+
+class OutputCopy(nn.Module):
+    """The copy part of a pointer-generator output layer (See et al. 2017; ``output_copy``): from the decoder's
+    last state, one attention over the encoder's outputs (its own query and key projections) and a gate. The
+    probability of token w is ``(1 - gate) * softmax(vocabulary logits)[w] + gate * (the attention on the
+    source tokens whose id is w)``; the output is its logarithm, so that greedy search, beam search and the
+    cross-entropy read it as logits."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.query = nn.Linear(d_model, d_model, bias=False)
+        self.key = nn.Linear(d_model, d_model, bias=False)
+        self.gate = nn.Linear(d_model, 1)
+
+    def forward(self, hidden, vocabulary_logits, encoder_hidden, source_ids, source_mask=None) -> torch.Tensor:
+        # hidden (batch, tgt, d), encoder_hidden (batch, src, d), source_ids / source_mask (batch, src)
+        scores = torch.matmul(self.query(hidden), self.key(encoder_hidden).transpose(1, 2)) * hidden.shape[-1] ** -0.5
+        if source_mask is not None:
+            scores = scores.masked_fill(~source_mask[:, None, :].bool(), torch.finfo(scores.dtype).min)
+        attention = scores.float().softmax(-1)
+        copied = attention.new_zeros(*attention.shape[:2], vocabulary_logits.shape[-1]).scatter_add_(
+            -1, source_ids[:, None, :].expand_as(attention), attention)
+        gate = torch.sigmoid(self.gate(hidden).float())
+        mixed = (1 - gate) * vocabulary_logits.float().softmax(-1) + gate * copied
+        # a token with no share anywhere would be log(0): the smallest normal float keeps it finite
+        return mixed.clamp_min(torch.finfo(mixed.dtype).tiny).log()
 
 
 class StructureTransformerDecoderLayer(BartDecoderLayer):
@@ -264,7 +294,16 @@ class StructureTransformerEncoder(BartEncoder):
             if self.training and self.layerdrop > 0.0 and torch.rand([]) < self.layerdrop:
                 continue  # LayerDrop, as Bart
             hidden_states = encoder_layer(hidden_states, masks.get(idx, plain_mask), **kwargs)
-        return BaseModelOutput(last_hidden_state=hidden_states)
+        return StructureEncoderOutput(last_hidden_state=hidden_states, input_ids=input_ids)
+
+
+@dataclass
+class StructureEncoderOutput(BaseModelOutput):
+    """Bart's encoder output and the source ids it read (``None`` when it read embeddings): what an
+    ``output_copy`` model copies from, at every decoding step of ``generate`` (which keeps the encoder's output,
+    not its input)."""
+
+    input_ids: torch.LongTensor | None = None
 
 
 def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor) -> torch.Tensor:
@@ -656,6 +695,8 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         self.model = StructureTransformerModel(config)
         self.final_logits_bias = nn.Buffer(torch.zeros((1, self.model.shared.num_embeddings)))
         self.lm_head = nn.Linear(config.d_model, self.model.shared.num_embeddings, bias=False)
+        # registered after every Bart module, so that a seed gives the other weights the values it gives without it
+        self.copy = OutputCopy(config.d_model) if config.output_copy else None
         # token id -> the source position it names (-1: none); a pointer model's only, rebuilt from the config
         # (``_init_weights``) rather than saved
         table = None
@@ -728,8 +769,38 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                     kwargs["decoder_offset_scope"] = before_first(kwargs["decoder_input_ids"],
                                                                   self.config.pointer_scope_token_id)
             kwargs.update(source_relation_ids=relation_ids, decoder_pointer=decoder_pointer)
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
-                               **kwargs)
+        if self.copy is None:
+            return super().forward(input_ids=input_ids, attention_mask=attention_mask,
+                                   encoder_outputs=encoder_outputs, **kwargs)
+        return self.forward_with_copy(attention_mask, encoder_outputs, **kwargs)
+
+    def forward_with_copy(self, attention_mask, encoder_outputs, labels=None, **kwargs) -> Seq2SeqLMOutput:
+        """Bart's forward with the pointer-generator output layer (``output_copy``): the decoder, Bart's
+        vocabulary logits, the copy mixture (log-probabilities, returned as ``logits``) and its cross-entropy."""
+        source_ids = getattr(encoder_outputs, "input_ids", None)
+        if source_ids is None:
+            raise ValueError("an output_copy model copies from the source ids: run it with input_ids (or "
+                             "generate()), or pass encoder_outputs from its own encoder, which carry them")
+        if labels is not None:
+            kwargs["use_cache"] = False
+            if kwargs.get("decoder_input_ids") is None and kwargs.get("decoder_inputs_embeds") is None:
+                kwargs["decoder_input_ids"] = shift_tokens_right(labels, self.config.pad_token_id,
+                                                                 self.config.decoder_start_token_id)
+        outputs = self.model(attention_mask=attention_mask, encoder_outputs=encoder_outputs, **kwargs)
+        hidden = outputs.last_hidden_state
+        vocabulary_logits = self.lm_head(hidden) + self.final_logits_bias.to(hidden.device)
+        log_probs = self.copy(hidden, vocabulary_logits, outputs.encoder_last_hidden_state, source_ids,
+                              attention_mask)
+        loss = None
+        if labels is not None:
+            loss = nn.functional.nll_loss(log_probs.flatten(0, 1), labels.to(log_probs.device).flatten())
+        return Seq2SeqLMOutput(loss=loss, logits=log_probs, cache=outputs.cache,
+                               decoder_hidden_states=outputs.decoder_hidden_states,
+                               decoder_attentions=outputs.decoder_attentions,
+                               cross_attentions=outputs.cross_attentions,
+                               encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+                               encoder_hidden_states=outputs.encoder_hidden_states,
+                               encoder_attentions=outputs.encoder_attentions)
 
     def prepare_inputs_for_generation(self, input_ids, *args, **kwargs):
         """Bart's step inputs; a pointer model also gets the pointer of the step's tokens, from the whole
@@ -756,6 +827,6 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         return inputs
 
 
-__all__ = ["PointerKeys", "PointerValues", "StructureTransformerDecoder", "StructureTransformerDecoderLayer",
-           "StructureTransformerEncoder", "StructureTransformerForConditionalGeneration", "StructureTransformerModel",
-           "WordClassEmbedding"]
+__all__ = ["OutputCopy", "PointerKeys", "PointerValues", "StructureEncoderOutput", "StructureTransformerDecoder",
+           "StructureTransformerDecoderLayer", "StructureTransformerEncoder",
+           "StructureTransformerForConditionalGeneration", "StructureTransformerModel", "WordClassEmbedding"]

@@ -169,7 +169,10 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     relative_note = (f" The decoder had no learned positions: its self-attention read the distance back to each "
                      f"token, a learned term per head for 0 to {relative - 1} and one for {relative} or more "
                      "(`decoder_relative_positions`)." if relative else "")
-    offsets_note += keys_note + coverage_note + shift_note + relative_note
+    copy_note = (" Its output layer could also copy a source token: a learned attention over the encoder's outputs "
+                 "and a gate mixed that copy distribution with the vocabulary's (`output_copy`, a "
+                 "pointer-generator)." if (structure or {}).get("output_copy") else "")
+    offsets_note += keys_note + coverage_note + shift_note + relative_note + copy_note
     if not structure or structure.get("track") != "with input structure":
         return f"\n\nTrack: without input structure.{offsets_note}" if offsets_note else ""
     unparsed = ", ".join(f"{n} in {split}" for split, n in structure.get("unparsed_inputs", {}).items())
