@@ -96,6 +96,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arguments_first_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_copy_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     "cogs_structure_pointer_keys_sides_coverage_relative_transformer_fast": _COGS,
     "scan_simple_lstm": {"test": ("99.7", _SCAN)},
@@ -195,6 +196,8 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the relative setting + arity mask + head counts"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arguments_first_transformer_fast",
              "structure: the relative setting, arguments-first targets"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_copy_transformer_fast",
+             "structure: the relative setting + copying output layer"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -289,6 +292,9 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arguments_first_transformer_fast":
         "ReCOGS_pos, with input structure: the relative setting trained on targets with each conjunct's arguments "
         "before its predicate (target_order: arguments_first)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_copy_transformer_fast":
+        "ReCOGS_pos, with input structure: the relative setting with an output layer that can also copy a source "
+        "token (output_copy, a pointer-generator)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
