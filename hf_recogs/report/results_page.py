@@ -76,6 +76,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "cfq_mcd1_cls_both_links": {"validation": ("97.2", "kim")},
     "recogs_pos_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_transformer_fast": _RECOGS_POS,
+    "recogs_pos_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x384_transformer_fast": _RECOGS_POS,
@@ -175,6 +176,7 @@ SEQ2SEQ_COMPARISONS = {
             ("recogs_pos_transformer_fast", "standard: the fast recipe"),
             ("recogs_pos_token_weighted_transformer_fast", "standard: token weighting"),
             ("recogs_pos_token_weighted_60x192_transformer_fast", "standard: token weighting, 60 × 192 (GPU)"),
+            ("recogs_pos_copy_transformer_fast", "standard: copying output layer"),
             (f"{_STRUCTURE}_transformer_fast", "structure: tree mask, pointer terms (tree, offsets ±4)"),
             (f"{_STRUCTURE}_sides_transformer_fast", "structure: + sides"),
             (f"{_STRUCTURE}_keys_sides_transformer_fast", "structure: + sides, keys"),
@@ -235,6 +237,9 @@ TITLES = {
     "sygns_systematicity_one_gru": "SyGNS systematicity (primitive quantifier *one*), FOL, GRU",
     "recogs_pos_token_weighted_transformer_fast":
         "ReCOGS_pos, the fast recipe with every target token weighing the same",
+    "recogs_pos_copy_transformer_fast":
+        "ReCOGS_pos, the fast recipe's Transformer with an output layer that can also copy a source token "
+        "(output_copy, a pointer-generator; no input structure)",
     "recogs_pos_token_weighted_60x192_transformer_fast":
         "ReCOGS_pos, token weighting, 60 epochs of 192 rows (the same number of updates as 20 of 64)",
     "recogs_pos_token_weighted_20x192_transformer_fast":
