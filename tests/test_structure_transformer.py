@@ -264,7 +264,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
                         "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
                         "pointer_arity_mask": True, "pointer_head_counts": True, "output_copy": True,
-                        "encoder_word_classes": True,
+                        "output_copy_lexicon": True, "encoder_word_classes": True,
                         "pointer_offsets_scope": "noun_list"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
@@ -290,6 +290,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["pointer_coverage"] is True and "named each source word so far (`pointer_coverage`)" in card
     assert structure["pointer_head_counts"] is True and "2 and more (`pointer_head_counts`)" in card
     assert structure["output_copy"] is True and "(`output_copy`, a pointer-generator)" in card
+    assert structure["output_copy_lexicon"] is True and "`blessed` wrote `bless`; `output_copy_lexicon`" in card
     assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
     assert structure["encoder_word_classes"] is True and "noun, verb or other (`encoder_word_classes`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
@@ -300,10 +301,11 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
         render_model_card(relative))
     without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False,
                                           "pointer_arity_mask": False, "pointer_head_counts": False,
-                                          "output_copy": False}}
+                                          "output_copy": False, "output_copy_lexicon": False}}
     assert "`pointer_values`" not in str(render_model_card(without))
     assert "`pointer_head_counts`" not in str(render_model_card(without))
     assert "`output_copy`" not in str(render_model_card(without))
+    assert "`output_copy_lexicon`" not in str(render_model_card(without))
     assert "`pointer_arity_mask`" not in str(render_model_card(without))
     assert "`encoder_word_classes`" not in str(render_model_card(without))
     baseline = {**res, "arch": "transformer", "input_structure": None}
@@ -1134,6 +1136,69 @@ def test_output_copy_by_hand():
             expected[3] += gate * (attention[0] + attention[2])
             expected[5] += gate * attention[1]
             assert torch.allclose(out[0, t].exp(), expected, atol=1e-6)
+
+
+# Five training pairs whose alignments follow by hand from counting rows (Dice = 2 c(x, w) / (c(x) + c(w))):
+# blessed {1} / bless {1}: 1; a {1, 2} / cat {1, 2}: 1 (theme {1, 2, 3}: 0.8); liked {2, 3} / like {2, 3}: 1
+# (Liam {2, 3, 4}: 0.8); Liam {2, 3, 4} / Liam: 1 (agent, every row: 0.75); smiled {4, 5} / smile {4, 5}: 1;
+# um {5} / smile: 2/3 (Emma {1, 3, 5}: 0.5); Emma and cat: themselves, 1. Brackets and positions align with nothing.
+LEXICON_SOURCES = ["Emma blessed a cat .", "Liam liked a cat .", "Emma liked Liam .", "Liam smiled .",
+                   "Emma smiled um ."]
+LEXICON_TARGETS = ["Emma ( 0 ) ; cat ( 3 ) ; bless ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )",
+                   "Liam ( 0 ) ; cat ( 3 ) ; like ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 )",
+                   "Emma ( 0 ) ; Liam ( 2 ) ; like ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 2 )",
+                   "Liam ( 0 ) ; smile ( 1 ) AND agent ( 1 , 0 )", "Emma ( 0 ) ; smile ( 1 ) AND agent ( 1 , 0 )"]
+
+
+def test_aligned_words_by_hand():
+    from hf_recogs.models import aligned_words
+
+    expected = {"Emma": "Emma", "blessed": "bless", "a": "cat", "cat": "cat", "Liam": "Liam", "liked": "like",
+                "smiled": "smile", "um": "smile"}
+    assert aligned_words(LEXICON_SOURCES, LEXICON_TARGETS) == expected
+    del expected["um"]  # 2/3 is below 0.7
+    assert aligned_words(LEXICON_SOURCES, LEXICON_TARGETS, threshold=0.7) == expected
+
+
+def test_a_lexicon_copy_writes_the_aligned_token(pointer_tok, tmp_path):
+    """With ``output_copy_lexicon`` the share a source token gets goes to the token aligned with it: with the
+    gate open and the same weights, each token gets the plain copy's shares of the tokens aligned with it, and
+    ``gave``, aligned with ``give``, nothing.
+    The lexicon is saved with the weights; the model needs the training pairs to build it."""
+    from huggingface_hub.errors import StrictDataclassClassValidationError
+
+    from hf_recogs.models import copy_lexicon_ids
+
+    vocab = pointer_tok.get_vocab()
+    # gave / give: Dice 1, and 2/3 for the words of both rows (AND, agent, theme); "." has no letter
+    lexicon = copy_lexicon_ids(pointer_tok, [SENTENCE, SHORT],
+                               [TARGET, "smile ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 0 )"])
+    assert lexicon[vocab["gave"]] == vocab["give"] and lexicon[vocab["smiled"]] == vocab["smile"]
+    assert lexicon[vocab["."]] == vocab["."] and lexicon[vocab["("]] == vocab["("]
+    options = {"cross_attention_structure": "pointer", "pointer_offsets": 3, "output_copy": True}
+    plain = tiny(pointer_tok, **options)
+    with pytest.raises(ValueError, match="pass build_model\\(..., training_pairs="):
+        tiny(pointer_tok, **options, output_copy_lexicon=True)
+    with pytest.raises(StrictDataclassClassValidationError, match="output_copy_lexicon sets what a copy writes"):
+        tiny(pointer_tok, output_copy_lexicon=True, copy_lexicon_ids=lexicon)
+    aligned = tiny(pointer_tok, **options, output_copy_lexicon=True, copy_lexicon_ids=lexicon)
+    assert set(aligned.state_dict()) - set(plain.state_dict()) == {"copy.written_token"}
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        for model in (plain, aligned):
+            model.copy.gate.weight.zero_()
+            model.copy.gate.bias.fill_(50.0)
+        copied = plain(**batch, labels=labels).logits.exp()
+        written = aligned(**batch, labels=labels).logits.exp()
+        # token w gets the plain copy's shares of every token aligned with w: written = copied @ (x -> lexicon[x])
+        moves = torch.zeros(len(lexicon), len(lexicon))
+        moves[torch.arange(len(lexicon)), torch.tensor(lexicon)] = 1.0
+        assert torch.allclose(written, copied @ moves, atol=1e-6)
+        assert (written[0, :, vocab["gave"]] < 1e-12).all() and (copied[0, :, vocab["gave"]] > 1e-3).all()
+        aligned.copy.gate.weight.normal_(0, 1.0)
+        aligned.copy.gate.bias.zero_()
+        teacher = aligned(**batch, labels=labels).logits
+    _decodes_as_it_trains_and_reloads(aligned, batch, labels, teacher, tmp_path, reload_atol=1e-5)
 
 
 def test_a_copy_model_trains_on_the_mixture_and_decodes_as_it_trains(pointer_tok, tmp_path):

@@ -183,11 +183,14 @@ def _check_heads(config) -> None:
                                  "choose a width that is a multiple of the heads")
 
 
-def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> PreTrainedModel:
+def build_model(arch: str, tokenizer, max_positions: int = 512, training_pairs=None,
+                **overrides) -> PreTrainedModel:
     """A freshly initialised model of ``arch`` for ``tokenizer``'s vocabulary (seed torch before calling).
 
     ``max_positions``: learned positions of ``transformer`` and the generation ``max_length`` of all three
     (COGS gen targets reach 480 tokens + ``</s>``, SLOG 601: pass more for SLOG).
+    ``training_pairs``: (sources, targets) of the training set, which an ``output_copy_lexicon`` model's
+    lexicon is aligned on (``copy_lexicon_ids``); other models ignore them.
     ``overrides``: config fields, e.g. ``d_model=32, encoder_layers=1`` (transformer), ``d_model=32,
     num_layers=1`` (relative_transformer), ``hidden_size=32`` (lstm); see ``valid_overrides(arch)``.
     """
@@ -209,6 +212,12 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, **overrides) -> 
     if isinstance(config, StructureTransformerConfig) and config.encoder_word_classes and \
             config.word_class_ids is None:
         config.word_class_ids = word_class_ids(tokenizer)
+    if isinstance(config, StructureTransformerConfig) and config.output_copy_lexicon and \
+            config.copy_lexicon_ids is None:
+        if training_pairs is None:
+            raise ValueError("output_copy_lexicon aligns its lexicon on the training pairs: pass "
+                             "build_model(..., training_pairs=(sources, targets))")
+        config.copy_lexicon_ids = copy_lexicon_ids(tokenizer, *training_pairs)
     model = model_class(config)
     if arch in CLASSIFIERS:  # one logit, nothing to generate
         return model
@@ -275,6 +284,50 @@ def word_class_ids(tokenizer, lexicon=None) -> list[int]:
     return classes
 
 
+def aligned_words(sources, targets, threshold: float = 0.5) -> dict[str, str]:
+    """Each source word's output word in the training pairs ``sources`` / ``targets`` (texts of space-separated
+    tokens): the output word w with the highest Dice coefficient 2 c(x, w) / (c(x) + c(w)) over rows (c counts
+    the rows holding a word, c(x, w) those holding both), when it reaches ``threshold``; a tie goes to the word
+    itself. Words are tokens with a letter, so that positions and brackets align with nothing. On ReCOGS_pos
+    train, ``blessed`` (one row) gets ``bless``, ``ate`` ``eat``, a noun or a name itself; a function word gets
+    the output word its construction brings, when one comes often enough (``that``: ``ccomp``)."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+
+    def incidence(texts, index: dict[str, int]):
+        rows, cols = [], []
+        for row, text in enumerate(texts):
+            for word in {t for t in text.split() if any(c.isalpha() for c in t)}:
+                rows.append(row)
+                cols.append(index.setdefault(word, len(index)))
+        return csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(row + 1, len(index)))
+
+    source_index, target_index = {}, {}
+    x, y = incidence(sources, source_index), incidence(targets, target_index)
+    both = (x.T @ y).toarray()
+    dice = 2 * both / (np.asarray(x.sum(0)).ravel()[:, None] + np.asarray(y.sum(0)).ravel()[None, :])
+    target_words = list(target_index)
+    aligned = {}
+    for word, i in source_index.items():
+        best = int(dice[i].argmax())
+        if word in target_index and dice[i, target_index[word]] == dice[i, best]:
+            best = target_index[word]
+        if dice[i, best] >= threshold:
+            aligned[word] = target_words[best]
+    return aligned
+
+
+def copy_lexicon_ids(tokenizer, sources, targets) -> list[int]:
+    """For every token id, the id an ``output_copy_lexicon`` copy of it writes: its ``aligned_words`` word on
+    the training pairs ``sources`` / ``targets`` when the vocabulary has it, else the token itself."""
+    vocab = tokenizer.get_vocab()
+    written = list(range(len(tokenizer)))
+    for source, target in aligned_words(sources, targets).items():
+        if source in vocab and target in vocab:
+            written[vocab[source]] = vocab[target]
+    return written
+
+
 def scope_token_id(tokenizer) -> int:
     """The id of the output token ``AND``, which ends the part of the output ``pointer_offsets_scope`` limits."""
     vocab = tokenizer.get_vocab()
@@ -302,9 +355,11 @@ __all__ = [
     "StructureEncoderForSequenceClassification",
     "StructureTransformerConfig",
     "StructureTransformerForConditionalGeneration",
+    "aligned_words",
     "bart_config",
     "build_config",
     "build_model",
+    "copy_lexicon_ids",
     "count_parameters",
     "special_token_ids",
     "t5_config",

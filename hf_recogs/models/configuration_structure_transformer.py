@@ -168,6 +168,14 @@ class StructureTransformerConfig(BartConfig):
             logarithm of the mixture. The logical forms write a noun or a name as the word itself
             (``Paula ( 3 )``): a word seen only alone in training, whose embedding learnt little, can still be
             written by where the decoder looks. It reads no tree. ``False`` (default): Bart's output layer.
+        output_copy_lexicon: with ``output_copy``: a copy of a source token writes the output token aligned with
+            it in the training pairs (``copy_lexicon_ids``) rather than the token itself: ``blessed`` writes
+            ``bless``, ``liked`` ``like``. A verb seen in a single training sentence (COGS's *bless*) then needs
+            only the decoder's look at it, not a mapping learnt from one example; Akyürek & Andreas (2021) give a
+            sequence model a learnt lexicon for the same reason. It reads no tree, only the training pairs.
+            ``False`` (default): a copy writes the source token.
+        copy_lexicon_ids: with ``output_copy_lexicon``: for every token id, the id a copy of it writes
+            (``build_model`` aligns them on the training pairs it is given; see ``copy_lexicon``).
     """
 
     model_type = "hf_recogs_structure_transformer"
@@ -197,6 +205,8 @@ class StructureTransformerConfig(BartConfig):
     decoder_position_shift: int = 0
     decoder_relative_positions: int = 0
     output_copy: bool = False
+    output_copy_lexicon: bool = False
+    copy_lexicon_ids: list[int] | None = None
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""
@@ -256,6 +266,14 @@ class StructureTransformerConfig(BartConfig):
             raise ValueError(f"word_class_ids must give every one of the {self.vocab_size} token ids a class "
                              f"0..{len(WORD_CLASSES) - 1} (WORD_CLASSES); build the model with "
                              "hf_recogs.models.build_model, which reads them from the tokenizer")
+        if self.output_copy_lexicon and not self.output_copy:
+            raise ValueError("output_copy_lexicon sets what a copy writes: it needs output_copy=true")
+        written = self.copy_lexicon_ids
+        if written is not None and (len(written) != self.vocab_size or
+                                    not all(0 <= w < self.vocab_size for w in written)):
+            raise ValueError(f"copy_lexicon_ids must give every one of the {self.vocab_size} token ids a token id "
+                             "to write; build the model with hf_recogs.models.build_model and its "
+                             "training_pairs, which it aligns")
         unknown = [r for r in self.hard_relations or [] if r not in TREE_RELATIONS]
         if unknown:
             raise ValueError(f"hard_relations {unknown} not among {', '.join(TREE_RELATIONS)}")

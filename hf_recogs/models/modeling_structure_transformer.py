@@ -24,8 +24,9 @@ names (``arity_slots``). With
 (``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
 distance between tokens instead (``relative_distances``). With ``encoder_word_classes`` every encoder token's
 embedding also gets a learned vector of its word class in our parser's lexicon (``WordClassEmbedding``). With
-``output_copy`` the output layer can also copy a source token (``OutputCopy``, a pointer-generator); the encoder's
-output then carries the source ids (``StructureEncoderOutput``), so that every decoding step has them.
+``output_copy`` the output layer can also copy a source token (``OutputCopy``, a pointer-generator; with
+``output_copy_lexicon`` a copy writes the output token aligned with the source token); the encoder's output
+then carries the source ids (``StructureEncoderOutput``), so that every decoding step has them.
 ``generate()`` hands ``relation_ids`` to the encoder once, with the other encoder inputs; the decoding steps after
 that read the encoder's outputs, and only a tree-pointer model reads ``relation_ids`` again.
 
@@ -147,13 +148,17 @@ class OutputCopy(nn.Module):
     last state, one attention over the encoder's outputs (its own query and key projections) and a gate. The
     probability of token w is ``(1 - gate) * softmax(vocabulary logits)[w] + gate * (the attention on the
     source tokens whose id is w)``; the output is its logarithm, so that greedy search, beam search and the
-    cross-entropy read it as logits."""
+    cross-entropy read it as logits. With a lexicon (``output_copy_lexicon``; ``written_token``: token id -> the id
+    a copy of it writes, from the config, saved with the weights) a source token's share goes to the token it
+    writes instead of to itself."""
 
-    def __init__(self, d_model: int):
+    def __init__(self, d_model: int, written_token: list[int] | None = None):
         super().__init__()
         self.query = nn.Linear(d_model, d_model, bias=False)
         self.key = nn.Linear(d_model, d_model, bias=False)
         self.gate = nn.Linear(d_model, 1)
+        self.written_token = None if written_token is None else nn.Buffer(
+            torch.tensor(written_token, dtype=torch.long))
 
     def forward(self, hidden, vocabulary_logits, encoder_hidden, source_ids, source_mask=None) -> torch.Tensor:
         # hidden (batch, tgt, d), encoder_hidden (batch, src, d), source_ids / source_mask (batch, src)
@@ -161,8 +166,9 @@ class OutputCopy(nn.Module):
         if source_mask is not None:
             scores = scores.masked_fill(~source_mask[:, None, :].bool(), torch.finfo(scores.dtype).min)
         attention = scores.float().softmax(-1)
+        written = source_ids if self.written_token is None else self.written_token[source_ids]
         copied = attention.new_zeros(*attention.shape[:2], vocabulary_logits.shape[-1]).scatter_add_(
-            -1, source_ids[:, None, :].expand_as(attention), attention)
+            -1, written[:, None, :].expand_as(attention), attention)
         gate = torch.sigmoid(self.gate(hidden).float())
         mixed = (1 - gate) * vocabulary_logits.float().softmax(-1) + gate * copied
         # a token with no share anywhere would be log(0): the smallest normal float keeps it finite
@@ -696,7 +702,13 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         self.final_logits_bias = nn.Buffer(torch.zeros((1, self.model.shared.num_embeddings)))
         self.lm_head = nn.Linear(config.d_model, self.model.shared.num_embeddings, bias=False)
         # registered after every Bart module, so that a seed gives the other weights the values it gives without it
-        self.copy = OutputCopy(config.d_model) if config.output_copy else None
+        if config.output_copy_lexicon and config.copy_lexicon_ids is None:
+            raise ValueError("output_copy_lexicon needs copy_lexicon_ids (the token each source token's copy "
+                             "writes): build the model with hf_recogs.models.build_model and training_pairs, "
+                             "which it aligns")
+        self.copy = None
+        if config.output_copy:
+            self.copy = OutputCopy(config.d_model, config.copy_lexicon_ids if config.output_copy_lexicon else None)
         # token id -> the source position it names (-1: none); a pointer model's only, rebuilt from the config
         # (``_init_weights``) rather than saved
         table = None
@@ -733,6 +745,8 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             init.zeros_(module.weight)
         if isinstance(module, WordClassEmbedding):
             init.copy_(module.class_of_token, torch.tensor(self.config.word_class_ids, dtype=torch.long))
+        if isinstance(module, OutputCopy) and module.written_token is not None:
+            init.copy_(module.written_token, torch.tensor(self.config.copy_lexicon_ids, dtype=torch.long))
         if module is self and self.position_of_token is not None:  # loading leaves buffers unset
             init.copy_(self.position_of_token, self.position_table())
 

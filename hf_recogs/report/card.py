@@ -172,6 +172,10 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     copy_note = (" Its output layer could also copy a source token: a learned attention over the encoder's outputs "
                  "and a gate mixed that copy distribution with the vocabulary's (`output_copy`, a "
                  "pointer-generator)." if (structure or {}).get("output_copy") else "")
+    if (structure or {}).get("output_copy_lexicon"):
+        copy_note += (" A copy wrote the output word aligned with the source word on the training pairs (the "
+                      "highest Dice coefficient over rows: `blessed` wrote `bless`; `output_copy_lexicon`), not "
+                      "always the word itself.")
     offsets_note += keys_note + coverage_note + shift_note + relative_note + copy_note
     if not structure or structure.get("track") != "with input structure":
         return f"\n\nTrack: without input structure.{offsets_note}" if offsets_note else ""

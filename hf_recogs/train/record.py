@@ -120,7 +120,8 @@ def structure_settings(config) -> dict[str, Any]:
     ``cross_attention_structure`` none), no structure tokens and no word classes reads no parse, so it is on the
     track without input structure (``pointer_offsets`` read only the output's positions and the source order,
     ``pointer_coverage`` and ``pointer_head_counts`` only the output's positions, ``decoder_position_shift`` and
-    ``decoder_relative_positions`` nothing of the input, ``output_copy`` the source's tokens, as every model does)."""
+    ``decoder_relative_positions`` nothing of the input, ``output_copy`` the source's tokens, as every model does,
+    and ``output_copy_lexicon`` the training pairs)."""
     pointer = config.cross_attention_structure
     reads = (config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
              or config.encoder_word_classes)
@@ -147,6 +148,7 @@ def structure_settings(config) -> dict[str, Any]:
         "decoder_position_shift": config.decoder_position_shift,
         "decoder_relative_positions": config.decoder_relative_positions,
         "output_copy": bool(config.output_copy),
+        "output_copy_lexicon": bool(config.output_copy_lexicon),
     }
 
 

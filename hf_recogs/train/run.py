@@ -127,7 +127,9 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
     cpu_bf16 = use_cpu_bf16(exp.cpu_bf16, args.use_cpu)
     _autocast_in_training_steps(args, cpu_bf16)
     set_seed(seed)
-    model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, **exp.model_overrides)
+    pairs = None if is_classification(exp) else (raw["train"]["input"], raw["train"]["output"])
+    model = build_model(exp.arch, tokenizer, max_positions=exp.max_positions, training_pairs=pairs,
+                        **exp.model_overrides)
     if exp.target_order == "arguments_first":  # saved with the model: its outputs go back before scoring
         model.config.hf_recogs_target_order = exp.target_order
     train_raw = training_rows(exp, raw, seed)
