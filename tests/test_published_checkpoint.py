@@ -9,9 +9,13 @@ carries inputs, gold outputs and categories. A run that decoded under bf16 autoc
 with native bf16; the fp32 SCAN checkpoint is replayed everywhere.
 """
 
+import ast
+import contextlib
 import gzip
+import io
 import json
 import random
+import re
 
 import pytest
 from conftest import HAVE_MIRROR, ROOT
@@ -226,7 +230,8 @@ def test_a_published_classifier_replays_its_stored_probabilities(tmp_path):
 def test_a_published_structure_model_decodes_as_its_run_did(tmp_path, mirror):
     """A structure_transformer (tree mask, both pointer terms, keys, shifted decoder positions) trained here, published with its checkpoint
     and loaded as a user loads it: its inputs laid out by ``SourceLayout.for_model`` give the predictions its run
-    stored; without the layout (no relation_ids) the model refuses to run."""
+    stored, and so does the usage snippet of its card; without the layout (no relation_ids) the model refuses to
+    run."""
     from test_structure_transformer import CONFIG, TINY
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -249,3 +254,11 @@ def test_a_published_structure_model_decodes_as_its_run_did(tmp_path, mirror):
     with pytest.raises(ValueError, match="needs relation_ids"):
         decode(AutoModelForSeq2SeqLM.from_pretrained(folder), AutoTokenizer.from_pretrained(folder),
                [stored[0]["input"]], 12)
+    # the card's usage snippet, run as written against the folder, gives its example the stored prediction
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    snippet = re.search(r"## Usage\n\n```python\n(.*?)```", card, re.DOTALL).group(1)
+    assert f".batch([{json.dumps(stored[0]['input'])}])" in snippet
+    snippet = snippet.replace('"<user>/<repo>"', repr(str(folder))).replace("max_length=512", "max_length=12")
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(snippet, {})
+    assert [" ".join(p.split()) for p in ast.literal_eval(printed.getvalue())] == [stored[0]["prediction"]]

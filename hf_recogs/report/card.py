@@ -373,6 +373,7 @@ def _template_fields(results: dict[str, Any], example: str | None,
                  f"{results['seed']})." + _partial_run_warning(results) + _structure_track_note(results)
                  + _target_order_note(results) + card_license(dataset)[1]),
         classifier=classifier,
+        structure=results["arch"] == "structure_transformer",  # its inputs carry their trees
         reproduce=reproduce_command(results),
         # a GPU run's wall time is GPU time: its CPU thread count says nothing of its cost
         accelerator=_accelerator(results),
