@@ -100,6 +100,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_nl_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     "cogs_structure_pointer_keys_sides_coverage_relative_transformer_fast": _COGS,
     "scan_simple_lstm": {"test": ("99.7", _SCAN)},
@@ -206,6 +207,8 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the relative setting + arity mask + head counts + copying output layer"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_nl_transformer_fast",
              "structure: the same, offsets in the noun list only"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_transformer_fast",
+             "structure: the relative setting + arity mask + head counts + copy writing the aligned word"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -312,6 +315,9 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_nl_transformer_fast":
         "ReCOGS_pos, with input structure: the relative setting with the arity mask, head counts and the copying "
         "output layer, the offset term only in the noun list (pointer_offsets_scope: noun_list)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_transformer_fast":
+        "ReCOGS_pos, with input structure: the relative setting with the arity mask, head counts and the copying "
+        "output layer, a copy writing the output word aligned with the source word (output_copy_lexicon)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
