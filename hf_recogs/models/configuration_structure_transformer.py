@@ -175,7 +175,7 @@ class StructureTransformerConfig(BartConfig):
             sequence model a learnt lexicon for the same reason. It reads no tree, only the training pairs.
             ``False`` (default): a copy writes the source token.
         copy_lexicon_ids: with ``output_copy_lexicon``: for every token id, the id a copy of it writes
-            (``build_model`` aligns them on the training pairs it is given; see ``copy_lexicon``).
+            (``build_model`` aligns them on the training pairs it is given: ``copy_lexicon_ids``).
     """
 
     model_type = "hf_recogs_structure_transformer"
