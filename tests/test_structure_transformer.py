@@ -264,7 +264,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
                         "pointer_keys": True, "pointer_sides": True, "pointer_argument_mask": True,
                         "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
                         "pointer_arity_mask": True, "pointer_head_counts": True, "output_copy": True,
-                        "output_copy_lexicon": True, "encoder_word_classes": True,
+                        "output_copy_lexicon": True, "pointer_named_words": True, "encoder_word_classes": True,
                         "pointer_offsets_scope": "noun_list"})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
@@ -291,6 +291,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["pointer_head_counts"] is True and "2 and more (`pointer_head_counts`)" in card
     assert structure["output_copy"] is True and "(`output_copy`, a pointer-generator)" in card
     assert structure["output_copy_lexicon"] is True and "`blessed` wrote `bless`; `output_copy_lexicon`" in card
+    assert structure["pointer_named_words"] is True and "(`scream` named `screamed`; `pointer_named_words`)" in card
     assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
     assert structure["encoder_word_classes"] is True and "noun, verb or other (`encoder_word_classes`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
@@ -1199,6 +1200,85 @@ def test_a_lexicon_copy_writes_the_aligned_token(pointer_tok, tmp_path):
         aligned.copy.gate.bias.zero_()
         teacher = aligned(**batch, labels=labels).logits
     _decodes_as_it_trains_and_reloads(aligned, batch, labels, teacher, tmp_path, reload_atol=1e-5)
+
+
+def test_one_argument_words_by_hand():
+    """The words a logical form writes as a one-argument predicate: nouns, names and lemmas (ReCOGS_pos and
+    COGS forms), never a role, a preposition of ``nmod`` or a COGS verb, which take two arguments."""
+    from hf_recogs.models import one_argument_words
+
+    assert one_argument_words(LEXICON_TARGETS) == {"Emma", "Liam", "cat", "bless", "like", "smile"}
+    recogs = "* cake ( 3 ) ; nmod . in ( 3 , 6 ) AND eat ( 1 ) AND agent ( 1 , 0 )"
+    cogs = "* cake ( x _ 3 ) ; eat . agent ( x _ 1 , Emma ) AND eat . theme ( x _ 1 , x _ 3 )"
+    assert one_argument_words([recogs]) == {"cake", "eat"}
+    assert one_argument_words([cogs]) == {"cake"}
+
+
+def test_word_positions_by_hand():
+    """A word token's k-th time in the output names the k-th source token its lexicon writes as that word; a
+    token that writes no word, a word absent from the source, one written more often than the source has it and
+    a padded source token name nothing."""
+    from hf_recogs.models.modeling_structure_transformer import pointer_positions, word_positions
+
+    # token ids: 1 cat, 2 cats (a source form of cat), 3 smiled, 4 smile, 5 dog, 6 "(", 7..9 positions 0..2
+    written = torch.arange(10)
+    written[2], written[3] = 1, 4
+    writes_word = torch.zeros(10, dtype=torch.bool)
+    writes_word[[1, 4, 5]] = True
+    source = torch.tensor([[1, 3, 2, 1]])  # cat smiled cats <pad: also cat>
+    mask = torch.tensor([[1, 1, 1, 0]])
+    output = torch.tensor([[1, 6, 1, 6, 4, 5, 1, 3, 6]])  # cat ( cat ( smile dog cat smiled (
+    expected = [0, -1, 2, -1, 1, -1, -1, -1, -1]  # the third cat has no third source form: the padded one is out
+    assert word_positions(output, source, written, writes_word, mask)[0].tolist() == expected
+    assert word_positions(output, source, written, writes_word)[0, 6].item() == 3  # unmasked, the fourth counts
+    # in the pointer, a position token still names its position, and a named word holds until the next name
+    table = torch.full((10,), -1)
+    table[7:10] = torch.arange(3)
+    output = torch.tensor([[1, 6, 7, 4, 6, 8, 6]])  # cat ( 0 smile ( 1 (
+    named = word_positions(output, source, written, writes_word, mask)
+    assert pointer_positions(output, table, named)[0].tolist() == [0, 0, 0, 1, 1, 1, 1]
+    assert pointer_positions(output, table)[0].tolist() == [-1, -1, 0, 0, 0, 1, 1]
+
+
+def test_named_words_point_at_their_source_word_and_decode_as_they_train(pointer_tok, tmp_path):
+    """With ``pointer_named_words``, from the lemma ``give`` on the pointer terms read from ``gave`` (position 1):
+    the model's logits change where the pointer does and nowhere before; decoding with a cache sees what teacher
+    forcing sees, and the model reloads with its word table. It needs the lexicon and a pointer term."""
+    from huggingface_hub.errors import StrictDataclassClassValidationError
+
+    pairs = ([SENTENCE, SHORT], [TARGET, "smile ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 0 )"])
+    options = {**TINY, "cross_attention_structure": "pointer", "pointer_offsets": 3, "output_copy": True,
+               "output_copy_lexicon": True}
+    with pytest.raises(StrictDataclassClassValidationError, match="pointer_named_words lets a written word"):
+        build_model("structure_transformer", pointer_tok, max_positions=32, training_pairs=pairs,
+                    **{**TINY, "pointer_named_words": True})
+
+    def model(**more):
+        torch.manual_seed(0)
+        built = build_model("structure_transformer", pointer_tok, max_positions=32, training_pairs=pairs,
+                            **options, **more).eval()
+        with torch.no_grad():
+            built.model.decoder.pointer_bias.weight.normal_(0, 2.0)
+            built.model.decoder.offset_bias.weight.normal_(0, 2.0)
+        return built
+
+    plain, named = model(), model(pointer_named_words=True)
+    vocab = pointer_tok.get_vocab()
+    assert sorted(named.config.pointer_word_ids) == sorted([vocab["give"], vocab["smile"]])
+    assert set(named.state_dict()) == set(plain.state_dict())  # the word table is rebuilt, not saved
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        before, teacher = plain(**batch, labels=labels).logits, named(**batch, labels=labels).logits
+    # decoder inputs of row 0: <s> give ( 1 ...: the steps reading give and ( differ, the others do not (from
+    # 1 on the position token names the word anyway; with one decoder layer a step's cross-attention reaches
+    # no later step)
+    assert torch.allclose(before[0, 0], teacher[0, 0], atol=1e-6)
+    assert not torch.allclose(before[0, 1], teacher[0, 1], atol=1e-3)
+    assert not torch.allclose(before[0, 2], teacher[0, 2], atol=1e-3)
+    assert torch.allclose(before[0, 3:], teacher[0, 3:], atol=1e-5)
+    with torch.no_grad():
+        assert named.generate(**batch, max_length=12, num_beams=3).shape[0] == 2  # beams carry the source ids
+    _decodes_as_it_trains_and_reloads(named, batch, labels, teacher, tmp_path, reload_atol=1e-5)
 
 
 def test_a_copy_model_trains_on_the_mixture_and_decodes_as_it_trains(pointer_tok, tmp_path):

@@ -218,6 +218,12 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, training_pairs=N
             raise ValueError("output_copy_lexicon aligns its lexicon on the training pairs: pass "
                              "build_model(..., training_pairs=(sources, targets))")
         config.copy_lexicon_ids = copy_lexicon_ids(tokenizer, *training_pairs)
+    if isinstance(config, StructureTransformerConfig) and config.pointer_named_words and \
+            config.pointer_word_ids is None:
+        if training_pairs is None:
+            raise ValueError("pointer_named_words reads the words of the training targets: pass "
+                             "build_model(..., training_pairs=(sources, targets))")
+        config.pointer_word_ids = word_token_ids(tokenizer, training_pairs[1])
     model = model_class(config)
     if arch in CLASSIFIERS:  # one logit, nothing to generate
         return model
@@ -328,6 +334,27 @@ def copy_lexicon_ids(tokenizer, sources, targets) -> list[int]:
     return written
 
 
+def one_argument_words(targets) -> set[str]:
+    """The tokens that ``targets`` (logical forms, space-separated tokens) write as a one-argument predicate: a
+    token with a letter followed by ``(`` and an argument list without ``,`` (``cake ( 3 )``, ``Paula ( 0 )``,
+    COGS ``cake ( x _ 3 )``), not a role or ``nmod . in ( 3 , 6 )``."""
+    words = set()
+    for target in targets:
+        tokens = target.split()
+        for i, token in enumerate(tokens[:-1]):
+            if tokens[i + 1] == "(" and any(c.isalpha() for c in token):
+                end = tokens.index(")", i + 1) if ")" in tokens[i + 1:] else len(tokens)
+                if "," not in tokens[i + 2:end]:
+                    words.add(token)
+    return words
+
+
+def word_token_ids(tokenizer, targets) -> list[int]:
+    """The ids of the output tokens that write a word (``one_argument_words`` of the training ``targets``)."""
+    vocab = tokenizer.get_vocab()
+    return sorted(vocab[w] for w in one_argument_words(targets) if w in vocab)
+
+
 def scope_token_id(tokenizer) -> int:
     """The id of the output token ``AND``, which ends the part of the output ``pointer_offsets_scope`` limits."""
     vocab = tokenizer.get_vocab()
@@ -361,7 +388,9 @@ __all__ = [
     "build_model",
     "copy_lexicon_ids",
     "count_parameters",
+    "one_argument_words",
     "special_token_ids",
     "t5_config",
     "valid_overrides",
+    "word_token_ids",
 ]

@@ -176,6 +176,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
         copy_note += (" A copy wrote the output word aligned with the source word on the training pairs (the "
                       "highest Dice coefficient over rows: `blessed` wrote `bless`; `output_copy_lexicon`), not "
                       "always the word itself.")
+    if (structure or {}).get("pointer_named_words"):
+        copy_note += (" A written noun, name or lemma also counted as naming a source word, the one the lexicon "
+                      "writes as it, for the pointer terms (`scream` named `screamed`; `pointer_named_words`).")
     offsets_note += keys_note + coverage_note + shift_note + relative_note + copy_note
     if not structure or structure.get("track") != "with input structure":
         return f"\n\nTrack: without input structure.{offsets_note}" if offsets_note else ""
