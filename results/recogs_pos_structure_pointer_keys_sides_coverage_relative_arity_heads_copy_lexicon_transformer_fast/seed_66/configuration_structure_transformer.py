@@ -176,6 +176,20 @@ class StructureTransformerConfig(BartConfig):
             ``False`` (default): a copy writes the source token.
         copy_lexicon_ids: with ``output_copy_lexicon``: for every token id, the id a copy of it writes
             (``build_model`` aligns them on the training pairs it is given: ``copy_lexicon_ids``).
+        pointer_named_words: with a pointer term and ``output_copy_lexicon``: an output token that writes a
+            word (a noun, a name, a verb's lemma: ``pointer_word_ids``) names a source position too, the source
+            token that the lexicon writes as that word, so that after ``scream`` the pointer terms read from
+            ``screamed`` before its position is written (``scream ( 8 )``). Its k-th time in the output names
+            the k-th such source token (the logical forms write a sentence's words in its order); a word with no
+            such source token names nothing. On ReCOGS_pos train and gen this names the gold position of every
+            one-argument conjunct whose word the lexicon finds in the source (all but 108 of train's 119,010
+            and 165 of gen's 103,333: words the lexicon does not align, which name nothing).
+            Without it only position tokens name a word, and the position after a lemma is chosen by the
+            terms of the word named before it. It reads no tree, only the output's own tokens, the source
+            tokens and the lexicon. ``False`` (default): off.
+        pointer_word_ids: with ``pointer_named_words``: the ids of the output tokens that write a word: those
+            the training targets write as a one-argument predicate (``cake ( 3 )``, COGS ``cake ( x _ 3 )``;
+            ``build_model`` reads them from its training pairs).
     """
 
     model_type = "hf_recogs_structure_transformer"
@@ -207,6 +221,8 @@ class StructureTransformerConfig(BartConfig):
     output_copy: bool = False
     output_copy_lexicon: bool = False
     copy_lexicon_ids: list[int] | None = None
+    pointer_named_words: bool = False
+    pointer_word_ids: list[int] | None = None
 
     def validate_architecture(self):
         """Checks run by ``@strict`` after construction."""
@@ -268,6 +284,14 @@ class StructureTransformerConfig(BartConfig):
                              "hf_recogs.models.build_model, which reads them from the tokenizer")
         if self.output_copy_lexicon and not self.output_copy:
             raise ValueError("output_copy_lexicon sets what a copy writes: it needs output_copy=true")
+        if self.pointer_named_words and not (self.reads_pointer() and self.output_copy_lexicon):
+            raise ValueError("pointer_named_words lets a written word name its source token through the copy's "
+                             "lexicon: it needs a pointer term (cross_attention_structure='pointer' and/or "
+                             "pointer_offsets > 0) and output_copy_lexicon=true")
+        words = self.pointer_word_ids
+        if words is not None and not all(0 <= w < self.vocab_size for w in words):
+            raise ValueError(f"pointer_word_ids must be token ids below vocab_size={self.vocab_size}; build the "
+                             "model with hf_recogs.models.build_model and its training_pairs, which reads them")
         written = self.copy_lexicon_ids
         if written is not None and (len(written) != self.vocab_size or
                                     not all(0 <= w < self.vocab_size for w in written)):

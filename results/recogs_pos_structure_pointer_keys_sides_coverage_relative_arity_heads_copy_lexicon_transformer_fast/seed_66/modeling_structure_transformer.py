@@ -312,13 +312,34 @@ class StructureEncoderOutput(BaseModelOutput):
     input_ids: torch.LongTensor | None = None
 
 
-def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor) -> torch.Tensor:
+def pointer_positions(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor,
+                      named_words: torch.Tensor | None = None) -> torch.Tensor:
     """(batch, tgt_len): for each decoder input token, the source position named by the last position token
-    (``position_of_token[id]`` >= 0) among the tokens up to and including it; -1 before the first one."""
+    (``position_of_token[id]`` >= 0) among the tokens up to and including it; -1 before the first one. With
+    ``named_words`` (batch, tgt_len; ``word_positions``) a token that names a word names its position too."""
     named = position_of_token[decoder_input_ids]
+    if named_words is not None:
+        named = torch.where(named >= 0, named, named_words)
     steps = torch.arange(named.shape[1], device=named.device).expand_as(named)
     last = torch.where(named >= 0, steps, -1).cummax(dim=1).values
     return torch.where(last >= 0, named.gather(1, last.clamp(min=0)), -1)
+
+
+def word_positions(decoder_input_ids: torch.Tensor, source_ids: torch.Tensor, written_token: torch.Tensor,
+                   writes_word: torch.Tensor, source_mask: torch.Tensor | None = None) -> torch.Tensor:
+    """(batch, tgt_len): the source position each decoder input token names as a word, -1 for none
+    (``pointer_named_words``). A token names a word if ``writes_word[id]``; the k-th time it occurs in the output
+    it names the k-th source token whose lexicon word (``written_token[source id]``) it is, and nothing if the
+    source has fewer."""
+    written = written_token[source_ids]
+    if source_mask is not None:
+        written = written.masked_fill(~source_mask.bool(), -1)
+    # how many earlier source tokens write the same word, and how many earlier output tokens are the same token
+    source_rank = torch.tril(written[:, :, None] == written[:, None, :], diagonal=-1).sum(-1)
+    output_rank = torch.tril(decoder_input_ids[:, :, None] == decoder_input_ids[:, None, :], diagonal=-1).sum(-1)
+    hit = ((decoder_input_ids[:, :, None] == written[:, None, :])
+           & (output_rank[:, :, None] == source_rank[:, None, :]) & writes_word[decoder_input_ids][..., None])
+    return torch.where(hit.any(-1), hit.int().argmax(-1), -1)
 
 
 def coverage_counts(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor, positions: int,
@@ -730,6 +751,13 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                     raise ValueError(f"{option} needs {tokens} (the ids of the output tokens {names}): build the "
                                      "model with hf_recogs.models.build_model, which reads them from the tokenizer")
         self.position_of_token = table
+        if config.pointer_named_words and config.pointer_word_ids is None:
+            raise ValueError("pointer_named_words needs pointer_word_ids (the output tokens that write a word): "
+                             "build the model with hf_recogs.models.build_model and its training_pairs, which "
+                             "reads them")
+        # token id -> whether it writes a word (``pointer_named_words``); rebuilt from the config, like the table
+        self.writes_word = (nn.Buffer(self.word_table(), persistent=False) if config.pointer_named_words
+                            else None)
         self.post_init()
 
     def position_table(self) -> torch.Tensor:
@@ -738,6 +766,20 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             if token_id >= 0:
                 table[token_id] = position
         return table
+
+    def word_table(self) -> torch.Tensor:
+        table = torch.zeros(self.config.vocab_size, dtype=torch.bool)
+        table[torch.tensor(self.config.pointer_word_ids or [], dtype=torch.long)] = True
+        return table
+
+    def named_words(self, decoder_input_ids, source_ids, source_mask):
+        """``word_positions`` of a ``pointer_named_words`` model (None for other models)."""
+        if self.writes_word is None:
+            return None
+        if source_ids is None:
+            raise ValueError("pointer_named_words finds written words among the source ids: run the model with "
+                             "input_ids (or generate()), or pass encoder_outputs from its own encoder")
+        return word_positions(decoder_input_ids, source_ids, self.copy.written_token, self.writes_word, source_mask)
 
     def _init_weights(self, module):
         super()._init_weights(module)
@@ -749,6 +791,8 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             init.copy_(module.written_token, torch.tensor(self.config.copy_lexicon_ids, dtype=torch.long))
         if module is self and self.position_of_token is not None:  # loading leaves buffers unset
             init.copy_(self.position_of_token, self.position_table())
+        if module is self and getattr(self, "writes_word", None) is not None:
+            init.copy_(self.writes_word, self.word_table())
 
     def forward(self, input_ids=None, attention_mask=None, relation_ids=None, encoder_outputs=None,
                 decoder_pointer=None, **kwargs):
@@ -765,7 +809,10 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             if decoder_pointer is None and kwargs.get("decoder_input_ids") is not None:
                 if kwargs.get("cache") is not None and kwargs["cache"].get_seq_length() > 0:
                     raise ValueError("a decoding step with a cache needs decoder_pointer (generate() passes it)")
-                decoder_pointer = pointer_positions(kwargs["decoder_input_ids"], self.position_of_token)
+                source_ids = input_ids if input_ids is not None else getattr(encoder_outputs, "input_ids", None)
+                decoder_pointer = pointer_positions(
+                    kwargs["decoder_input_ids"], self.position_of_token,
+                    self.named_words(kwargs["decoder_input_ids"], source_ids, attention_mask))
                 if self.config.pointer_argument_mask:
                     kwargs["decoder_argument_slots"] = argument_slots(
                         kwargs["decoder_input_ids"], self.position_of_token, self.config.pointer_argument_tokens)
@@ -822,7 +869,9 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         inputs = super().prepare_inputs_for_generation(input_ids, *args, **kwargs)
         if self.position_of_token is not None:
             step = inputs["decoder_input_ids"].shape[1]
-            inputs["decoder_pointer"] = pointer_positions(input_ids, self.position_of_token)[:, -step:]
+            source_ids = getattr(inputs.get("encoder_outputs"), "input_ids", None)
+            named_words = self.named_words(input_ids, source_ids, inputs.get("attention_mask"))
+            inputs["decoder_pointer"] = pointer_positions(input_ids, self.position_of_token, named_words)[:, -step:]
             if self.config.pointer_argument_mask:
                 inputs["decoder_argument_slots"] = argument_slots(
                     input_ids, self.position_of_token, self.config.pointer_argument_tokens)[:, -step:]
