@@ -74,6 +74,17 @@ def test_a_classifier_trains_and_scores_every_row(tmp_path):
     assert [r["probability"] for r in again] == pytest.approx([r["probability"] for r in rows], abs=1e-5)
 
 
+def test_evaluate_only_refuses_a_seq2seq_model(tmp_path, capsys):
+    """A seq2seq checkpoint under a classification config: Bart would load as a classifier with a fresh random
+    head (wrong scores) and our models crashed in the collator with a traceback; now one line, nothing written."""
+    seq2seq = Path(__file__).resolve().parents[1] / "results" / "recogs_pos_transformer_fast" / "seed_77"
+    assert main([str(write_config(tmp_path)), "do_train=false", f"model_name_or_path={seq2seq}",
+                 f"output_dir={tmp_path / 'ev'}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is a seq2seq model (BartForConditionalGeneration)" in err and "\n" not in err
+    assert "config of a seq2seq dataset" in err and not (tmp_path / "ev" / "evaluation").exists()
+
+
 def test_the_post_ln_sinusoidal_baseline_reads_its_words(tmp_path):
     """The paper's Transformer baseline (post-LN, fixed sinusoidal positions) learns the synthetic task: its
     word vectors are not drowned by the unit-size sinusoids (at a 0.02 init they were, and it stayed at chance)."""

@@ -647,6 +647,19 @@ def test_evaluate_only_with_a_missing_model_is_one_line(tmp_path, capsys):
     assert err.startswith("train.py: error: model_name_or_path=") and "\n" not in err
 
 
+def test_evaluate_only_refuses_a_classifier_under_a_seq2seq_config(tmp_path, capsys):
+    """The published ReCOGS_pos classifier given to a seq2seq config: one line naming the kind of config to use
+    (it was "Unrecognized configuration class ... for this kind of AutoModel"), nothing written."""
+    from hf_recogs.train import main
+
+    classifier = ROOT / "results" / "recogs_pos_cls_hard_links" / "seed_42"
+    assert main([str(write_config(tmp_path)), "do_train=false", f"model_name_or_path={classifier}",
+                 f"output_dir={tmp_path / 'ev'}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is an (input, candidate) classifier" in err and "config of a *_cls dataset" in err and "\n" not in err
+    assert not (tmp_path / "ev" / "evaluation").exists()
+
+
 def test_learning_curves_and_source_gap_are_logged(tmp_path, monkeypatch):
     """eval_strategy=steps: every evaluation logs validation loss, source gap and SEM/EM on fixed samples of
     validation and gen (with the scores of the config's category groups), into results.json, curves.jsonl,

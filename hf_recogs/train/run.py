@@ -176,11 +176,37 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
     return finish_seed(trainer.accelerator, seed_dir, record, training=True)
 
 
+def check_model_kind(exp: ExperimentArguments, config) -> None:
+    """A saved classifier under a seq2seq config, or a seq2seq model under a classification config, is refused
+    with one line: Bart also loads as a classifier (a fresh, random head: silently wrong scores), and the
+    reverse fails deep in the collator. Models whose config names no architecture (some Hub ids) pass."""
+    names = getattr(config, "architectures", None) or []
+    if not names:
+        return
+    saved_classifier = any(name.endswith("ForSequenceClassification") for name in names)
+    if saved_classifier == is_classification(exp):
+        return
+    dataset = exp.dataset or "data_files"
+    if saved_classifier:
+        raise ConfigError(f"model_name_or_path={exp.model_name_or_path!r} is an (input, candidate) classifier and "
+                          f"{dataset!r} is a seq2seq dataset; evaluate it with the config of a *_cls dataset "
+                          "(e.g. configs/recogs_pos_cls_structure.yaml)")
+    raise ConfigError(f"model_name_or_path={exp.model_name_or_path!r} is a seq2seq model ({names[0]}) and "
+                      f"{dataset!r} is a classification dataset; evaluate it with the config of a seq2seq dataset "
+                      "(e.g. configs/recogs_pos_transformer_fast.yaml)")
+
+
+def _unloadable(exp: ExperimentArguments, exc: Exception) -> ConfigError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ConfigError(f"model_name_or_path={exp.model_name_or_path!r} could not be loaded ({first}); "
+                       "give a folder written by train.py or a Hub model id")
+
+
 def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> int:
     """``do_train=false``: decode and score ``model_name_or_path`` on ``eval_splits`` into
     ``<output_dir>/evaluation/``."""
     from accelerate import Accelerator
-    from transformers import AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification, AutoTokenizer
 
     from .. import models  # noqa: F401  (registers our models with the Auto classes)
     from ..scoring import one_line
@@ -188,11 +214,14 @@ def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> 
     auto_class = AutoModelForSequenceClassification if is_classification(exp) else AutoModelForSeq2SeqLM
     try:
         tokenizer = AutoTokenizer.from_pretrained(exp.model_name_or_path)
-        model = auto_class.from_pretrained(exp.model_name_or_path)
+        config = AutoConfig.from_pretrained(exp.model_name_or_path)
     except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"model_name_or_path={exp.model_name_or_path!r} could not be loaded ({first}); "
-                          "give a folder written by train.py or a Hub model id") from None
+        raise _unloadable(exp, exc) from None
+    check_model_kind(exp, config)
+    try:
+        model = auto_class.from_pretrained(exp.model_name_or_path, config=config)
+    except (OSError, ValueError) as exc:
+        raise _unloadable(exp, exc) from None
     out_dir = Path(targs.output_dir) / "evaluation"
     trained = trained_record(exp.model_name_or_path)
     seed = trained.seed if trained is not None else None
