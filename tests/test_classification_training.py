@@ -75,8 +75,8 @@ def test_a_classifier_trains_and_scores_every_row(tmp_path):
 
 
 def test_evaluate_only_refuses_a_seq2seq_model(tmp_path, capsys):
-    """A seq2seq checkpoint under a classification config: Bart would load as a classifier with a fresh random
-    head (wrong scores) and our models crashed in the collator with a traceback; now one line, nothing written."""
+    """A seq2seq checkpoint under a classification config: Bart loaded as a classifier with a fresh random head,
+    then the pair collator crashed with a traceback; now one line, nothing written."""
     seq2seq = Path(__file__).resolve().parents[1] / "results" / "recogs_pos_transformer_fast" / "seed_77"
     assert main([str(write_config(tmp_path)), "do_train=false", f"model_name_or_path={seq2seq}",
                  f"output_dir={tmp_path / 'ev'}"]) == 2

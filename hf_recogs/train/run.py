@@ -178,8 +178,10 @@ def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: st
 
 def check_model_kind(exp: ExperimentArguments, config) -> None:
     """A saved classifier under a seq2seq config, or a seq2seq model under a classification config, is refused
-    with one line: Bart also loads as a classifier (a fresh, random head: silently wrong scores), and the
-    reverse fails deep in the collator. Models whose config names no architecture (some Hub ids) pass."""
+    with one line. Otherwise a classifier under a seq2seq config fails in the Auto class with a message that
+    names no fix, and a Bart checkpoint under a classification config loads as a classifier with a fresh, random
+    head and then fails in the pair collator with a traceback. Models whose config names no architecture (some Hub
+    ids) pass."""
     names = getattr(config, "architectures", None) or []
     if not names:
         return
