@@ -362,6 +362,8 @@ HEADLINE = (
     ("cfq_mcd1_cls_both_links", "validation", "CFQ MCD1 classification, dev (ROC AUC)",
      "hard + soft + cross-links"),
     ("recogs_pos_cls_transformer", "gen", "ReCOGS_pos classification, gen (ROC AUC)", "Transformer"),
+    ("recogs_pos_cls_transformer_random", "gen", "ReCOGS_pos classification, gen (ROC AUC)",
+     "Transformer, random negatives (other, easier wrong forms)"),
     ("recogs_pos_cls_hard_links", "gen", "ReCOGS_pos classification, gen (ROC AUC)", "hard mask + cross-links"),
 )
 
