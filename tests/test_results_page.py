@@ -122,6 +122,17 @@ def test_hand_computed_means_and_sample_sds(synthetic):
     assert headline_table(synthetic) in page
 
 
+def test_a_run_resumed_with_another_thread_count_names_both(tmp_path):
+    """The environment records the last part's threads; a run trained on 1 thread and resumed on 2 says 1–2."""
+    seed = _seed(5, 0.5, 0.9, 0.1, {"cp_recursion": 0.1})
+    seed["train"]["time"] = {"wall_s": 3600.0, "cpu_thread_s": 5400.0, "parts": [
+        {"from_step": 0, "to_step": 100, "wall_s": 1800.0, "threads": 1, "processes": 1},
+        {"from_step": 100, "to_step": 200, "wall_s": 1800.0, "threads": 2, "processes": 1}]}
+    _write(tmp_path / "results", "recogs_pos_transformer_fast", [seed])
+    page = render(tmp_path / "results")
+    assert "seed 5: fp32 on CPU, 1–2 threads, 60.0 min (1.50 CPU thread-hours)" in page
+
+
 def test_one_seed_shows_no_sd(synthetic):
     page = render(synthetic)
     section = page.split("## recogs_pos, transformer", 1)[1]

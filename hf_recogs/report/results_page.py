@@ -101,6 +101,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_nl_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_transformer_fast":
+        _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     "cogs_structure_pointer_keys_sides_coverage_relative_transformer_fast": _COGS,
     "scan_simple_lstm": {"test": ("99.7", _SCAN)},
@@ -209,6 +211,8 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the same, offsets in the noun list only"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_transformer_fast",
              "structure: the relative setting + arity mask + head counts + copy writing the aligned word"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_transformer_fast",
+             "structure: the same + the pointer on the source word a written word names"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -318,6 +322,9 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_transformer_fast":
         "ReCOGS_pos, with input structure: the relative setting with the arity mask, head counts and the copying "
         "output layer, a copy writing the output word aligned with the source word (output_copy_lexicon)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_transformer_fast":
+        "ReCOGS_pos, with input structure: the copy-lexicon setting with the pointer moved to the source word that "
+        "each written noun, name or verb lemma names (pointer_named_words)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
@@ -594,8 +601,13 @@ def _hardware(r: dict[str, Any]) -> str:
     if env.get("cuda"):
         where = env["cuda"] + (", TF32 matmuls" if _tf32(r) else "")
     else:
-        threads = env.get("torch_threads")
-        where = "CPU" + (f", {threads} thread{'s' if threads != 1 else ''}" if threads else "")
+        # a run resumed with another thread count trained with each in turn: name the range, not the last one
+        parts = (((r.get("train") or {}).get("time") or {}).get("parts")) or []
+        counts = sorted({part["threads"] for part in parts if part.get("threads")}) or \
+            ([env["torch_threads"]] if env.get("torch_threads") else [])
+        threads = "–".join(str(c) for c in (counts[0], counts[-1]) if c) if len(counts) > 1 else \
+            (str(counts[0]) if counts else "")
+        where = "CPU" + (f", {threads} thread{'s' if threads != '1' else ''}" if threads else "")
     wall = _training_time(r, "wall_s")
     text = f"seed {r['seed']}: {precision} on {where}"
     if wall:
