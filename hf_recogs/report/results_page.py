@@ -338,9 +338,9 @@ METRIC = {"cogs_transformer_fast": "exact_match",
 # The README's headline table: (run, key, benchmark and split, model).
 # the structure track's setting with the highest ReCOGS_pos gen so far (settings are compared on gen)
 BEST_STRUCTURE_RUN = ("recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon"
-                      "_transformer_fast")
+                      "_named_words_transformer_fast")
 BEST_STRUCTURE_LABEL = ("the same + input structure, best setting so far (+ coverage, arity, counts, copy with a "
-                        "lexicon)")
+                        "lexicon, pointer on named words)")
 HEADLINE = (
     ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
     ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen", "ReCOGS_pos, gen",
