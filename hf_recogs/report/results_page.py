@@ -605,8 +605,7 @@ def _hardware(r: dict[str, Any]) -> str:
         parts = (((r.get("train") or {}).get("time") or {}).get("parts")) or []
         counts = sorted({part["threads"] for part in parts if part.get("threads")}) or \
             ([env["torch_threads"]] if env.get("torch_threads") else [])
-        threads = "–".join(str(c) for c in (counts[0], counts[-1]) if c) if len(counts) > 1 else \
-            (str(counts[0]) if counts else "")
+        threads = "–".join(str(c) for c in dict.fromkeys((counts[0], counts[-1]))) if counts else ""
         where = "CPU" + (f", {threads} thread{'s' if threads != '1' else ''}" if threads else "")
     wall = _training_time(r, "wall_s")
     text = f"seed {r['seed']}: {precision} on {where}"
