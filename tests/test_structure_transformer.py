@@ -1240,6 +1240,34 @@ def test_word_positions_by_hand():
     assert pointer_positions(output, table)[0].tolist() == [-1, -1, 0, 0, 0, 1, 1]
 
 
+def test_word_positions_agree_with_counting_by_hand_on_random_rows():
+    """``word_positions`` (keys and binary search) against its definition counted in plain Python, on random
+    rows with few ids (so that words repeat), padded sources and tokens that write no word."""
+    from hf_recogs.models.modeling_structure_transformer import word_positions
+
+    def by_hand(output, source, written, writes_word, mask):
+        words = [written[s] if keep else None for s, keep in zip(source, mask, strict=True)]
+        named = []
+        for t, token in enumerate(output):
+            times = output[:t].count(token)  # the same token before this one
+            places = [j for j, w in enumerate(words) if w == token]
+            named.append(places[times] if writes_word[token] and times < len(places) else -1)
+        return named
+
+    rng = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        vocab, rows = int(torch.randint(3, 12, (1,), generator=rng)), int(torch.randint(1, 4, (1,), generator=rng))
+        source = torch.randint(0, vocab, (rows, int(torch.randint(1, 10, (1,), generator=rng))), generator=rng)
+        output = torch.randint(0, vocab, (rows, int(torch.randint(1, 25, (1,), generator=rng))), generator=rng)
+        written = torch.randint(0, vocab, (vocab,), generator=rng)
+        writes_word = torch.rand(vocab, generator=rng) < 0.6
+        mask = (torch.rand(source.shape, generator=rng) < 0.8).long()
+        got = word_positions(output, source, written, writes_word, mask)
+        for b in range(rows):
+            assert got[b].tolist() == by_hand(output[b].tolist(), source[b].tolist(), written.tolist(),
+                                              writes_word.tolist(), mask[b].tolist())
+
+
 def test_named_words_point_at_their_source_word_and_decode_as_they_train(pointer_tok, tmp_path):
     """With ``pointer_named_words``, from the lemma ``give`` on the pointer terms read from ``gave`` (position 1):
     the model's logits change where the pointer does and nowhere before; decoding with a cache sees what teacher

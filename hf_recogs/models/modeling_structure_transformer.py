@@ -330,16 +330,32 @@ def word_positions(decoder_input_ids: torch.Tensor, source_ids: torch.Tensor, wr
     """(batch, tgt_len): the source position each decoder input token names as a word, -1 for none
     (``pointer_named_words``). A token names a word if ``writes_word[id]``; the k-th time it occurs in the output
     it names the k-th source token whose lexicon word (``written_token[source id]``) it is, and nothing if the
-    source has fewer."""
+    source has fewer.
+
+    Each token is keyed by (id, how many times the same id came before it in its row) and looked up among the
+    source's keys by binary search: O(L log L) per row. ``generate`` calls this on the whole prefix at every
+    step; comparing every pair of tokens instead made a step at 512 tokens cost 0.3 s for a batch of 128."""
     written = written_token[source_ids]
     if source_mask is not None:
         written = written.masked_fill(~source_mask.bool(), -1)
-    # how many earlier source tokens write the same word, and how many earlier output tokens are the same token
-    source_rank = torch.tril(written[:, :, None] == written[:, None, :], diagonal=-1).sum(-1)
-    output_rank = torch.tril(decoder_input_ids[:, :, None] == decoder_input_ids[:, None, :], diagonal=-1).sum(-1)
-    hit = ((decoder_input_ids[:, :, None] == written[:, None, :])
-           & (output_rank[:, :, None] == source_rank[:, None, :]) & writes_word[decoder_input_ids][..., None])
-    return torch.where(hit.any(-1), hit.int().argmax(-1), -1)
+    stride = max(decoder_input_ids.shape[1], written.shape[1]) + 1  # above any rank: keys never collide
+    source_keys = torch.where(written >= 0, written * stride + earlier_equal(written), -1)
+    output_keys = decoder_input_ids * stride + earlier_equal(decoder_input_ids)
+    sorted_keys, source_at = source_keys.sort(dim=1)
+    found = torch.searchsorted(sorted_keys, output_keys).clamp(max=sorted_keys.shape[1] - 1)
+    hit = (sorted_keys.gather(1, found) == output_keys) & writes_word[decoder_input_ids]
+    return torch.where(hit, source_at.gather(1, found), -1)
+
+
+def earlier_equal(ids: torch.Tensor) -> torch.Tensor:
+    """(batch, len): how many earlier tokens of its row equal each token (a stable sort groups equal ids in their
+    order; a token's rank is its distance from its group's first)."""
+    sorted_ids, order = ids.sort(dim=1, stable=True)
+    steps = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
+    first = torch.ones_like(sorted_ids, dtype=torch.bool)
+    first[:, 1:] = sorted_ids[:, 1:] != sorted_ids[:, :-1]
+    group_start = torch.where(first, steps, 0).cummax(dim=1).values
+    return torch.empty_like(ids).scatter_(1, order, steps - group_start)
 
 
 def coverage_counts(decoder_input_ids: torch.Tensor, position_of_token: torch.Tensor, positions: int,
