@@ -297,6 +297,10 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
     assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
     assert structure["decoder_relative_positions"] == 0 and "`decoder_relative_positions`" not in card
+    assert structure["pointer_offsets_by"] == "position" and "`pointer_offsets_by" not in card
+    ranked = {**res, "input_structure": {**structure, "pointer_offsets_by": "relation"}}
+    assert "counted outward on its side (`pointer_offsets`, `pointer_offsets_by: relation`)" in str(
+        render_model_card(ranked))
     relative = {**res, "input_structure": {**structure, "decoder_position_shift": 0, "decoder_relative_positions": 8}}
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
@@ -443,6 +447,67 @@ def test_offset_labels_by_hand_and_the_offset_term_reaches_exactly_those_keys(po
     assert (cross[:, 10, 2:8] < 1e-6).all() and (cross[:, 10, :2] > 1e-3).all()
 
 
+def test_ranked_offset_labels_by_hand():
+    """``pointer_offsets_by="relation"``, clipped to ±2: each source token's rank among the tokens in the same
+    tree relation to the pointed word on its side, counted outward (by hand from the tree of ``by_hand``);
+    5 where nothing (or padding) is pointed at."""
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerDecoder as Decoder
+
+    rel = torch.stack([by_hand(), by_hand()])
+    mask = torch.tensor([[1] * 8, [1, 1, 1, 0, 1, 1, 0, 0]])  # row 1: cake, . and </s> masked out
+    pointer = torch.tensor([[1, 3, -1], [6, 3, 1]])
+    labels = Decoder.ranked_offset_labels(pointer, rel, mask, 2)
+    # from gave (1): Emma its first dependent on the left (-1); on the right cake and Liam its dependents 1 and
+    # 2, the and to its descendants 1 and 2, . and </s> the unrelated 1 and 2
+    assert labels[0, 0].tolist() == [1, 2, 3, 3, 4, 4, 3, 4]
+    assert Decoder.offset_labels(pointer, mask, 8, 2)[0, 0].tolist() == [1, 2, 3, 4, 4, 4, 4, 4]
+    # from cake (3): the (its dependent), gave (its head) and Emma (a sibling) each the first of their kind on
+    # the left; to (unrelated) and Liam (a sibling) the first on the right, then . and </s> (unrelated 2, 3)
+    assert labels[0, 1].tolist() == [1, 1, 1, 2, 3, 3, 4, 4]
+    # nothing named; a masked token named
+    assert labels[0, 2].tolist() == labels[1, 0].tolist() == labels[1, 1].tolist() == [5] * 8
+    # masked tokens do not count: from gave, with cake masked out, Liam is its first dependent on the right
+    assert labels[1, 2, 5].item() == 3 and labels[0, 0, 5].item() == 4
+
+
+def test_ranked_offsets_do_not_move_when_a_phrase_is_inserted():
+    """The point of ``pointer_offsets_by="relation"``: seen from the verb, the subject of *The dog in a bakery
+    sneezed .* gets the label the subject of *The dog sneezed .* gets (the verb's first dependent on the left),
+    where the offset by position moves from -1 to -4; the phrase's last noun, right before the verb, is a
+    descendant, not a dependent."""
+    from hf_recogs.models.configuration_structure_transformer import TREE_RELATIONS
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerDecoder as Decoder
+    from hf_recogs.structure.pairs import tree_relations
+
+    def labels(heads, verb, by_relation):
+        rel = torch.from_numpy(tree_relations(heads).astype("int64"))[None]
+        pointer, mask = torch.tensor([[verb]]), torch.ones(1, len(heads), dtype=torch.long)
+        if by_relation:
+            return Decoder.ranked_offset_labels(pointer, rel, mask, 4)[0, 0].tolist(), rel[0, verb].tolist()
+        return Decoder.offset_labels(pointer, mask, len(heads), 4)[0, 0].tolist(), rel[0, verb].tolist()
+
+    short = (1, 2, None, None)  # The dog sneezed .
+    long = (1, 5, 4, 4, 1, None, None)  # The dog in a bakery sneezed .
+    (ranked_short, rel_short), (ranked_long, rel_long) = labels(short, 2, True), labels(long, 5, True)
+    assert TREE_RELATIONS[rel_short[1]] == TREE_RELATIONS[rel_long[1]] == "parent_to_child"
+    assert ranked_short[1] == ranked_long[1] == 4 - 1  # dog: -1 in both
+    assert TREE_RELATIONS[rel_long[4]] == "ancestor_to_descendant" and ranked_long[4] == 4 - 1  # bakery
+    assert labels(short, 2, False)[0][1] == 4 - 1 and labels(long, 5, False)[0][1] == 4 - 4
+
+
+def test_offsets_by_relation_need_the_tree_pointer(pointer_tok):
+    """``pointer_offsets_by="relation"`` reads the tree: without the tree pointer term (or without offsets) the
+    model is refused with a message that says what to set; with it, a model's offset term changes the logits."""
+    from huggingface_hub.errors import StrictDataclassClassValidationError
+
+    for options in ({"pointer_offsets": 2}, {"cross_attention_structure": "pointer"}):
+        with pytest.raises(StrictDataclassClassValidationError, match="needs pointer_offsets > 0 and "
+                                                                      "cross_attention_structure='pointer'"):
+            tiny(pointer_tok, pointer_offsets_by="relation", **options)
+    with pytest.raises(StrictDataclassClassValidationError, match="pointer_offsets_by must be one of"):
+        tiny(pointer_tok, pointer_offsets=2, pointer_offsets_by="words")
+
+
 def _forced_decoding(model, batch, target):
     """The first row forced through ``target`` token by token with a cache, as generate decodes: (the decoded
     sequence without its start token, the step logits stacked (target_len, vocab))."""
@@ -454,11 +519,11 @@ def _forced_decoding(model, batch, target):
     return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
 
 
-@pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope", "relative"),
-                         [(False, False, False, "all", 0), (True, False, False, "noun_list", 0),
-                          (False, True, True, "all", 3)])
+@pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope", "relative", "offsets_by"),
+                         [(False, False, False, "all", 0, "position"), (True, False, False, "noun_list", 0, "position"),
+                          (False, True, True, "all", 3, "position"), (True, False, True, "all", 0, "relation")])
 def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage, scope,
-                                                              relative):
+                                                              relative, offsets_by):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
     with ``pointer_sides``, each source word's side of it; with ``pointer_argument_mask``, whether the step is
@@ -468,7 +533,7 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides
     model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
                  pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_arity_mask=argument_mask,
                  pointer_coverage=coverage,
-                 pointer_offsets_scope=scope, decoder_relative_positions=relative)
+                 pointer_offsets_scope=scope, decoder_relative_positions=relative, pointer_offsets_by=offsets_by)
     terms = [model.model.decoder.pointer_bias, model.model.decoder.offset_bias]
     terms += [model.model.decoder.coverage_bias] if coverage else []
     terms += [model.model.decoder.distance_bias] if relative else []

@@ -146,6 +146,10 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     offsets = (structure or {}).get("pointer_offsets")
     offsets_note = (f" The decoder's cross-attention read each source word's offset from the word the output last "
                     f"named by its position, clipped to ±{offsets} (`pointer_offsets`)." if offsets else "")
+    if offsets and (structure or {}).get("pointer_offsets_by", "position") == "relation":
+        offsets_note = (f" The decoder's cross-attention read each source word's rank, clipped to ±{offsets}, among "
+                        "the words in the same tree relation to the word the output last named by its position, "
+                        "counted outward on its side (`pointer_offsets`, `pointer_offsets_by: relation`).")
     if offsets and (structure or {}).get("pointer_offsets_scope", "all") == "noun_list":
         offsets_note += (" The offset term applied only until the output's first `AND` (the noun "
                          "list; `pointer_offsets_scope: noun_list`).")

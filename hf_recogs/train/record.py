@@ -138,6 +138,7 @@ def structure_settings(config) -> dict[str, Any]:
         "cross_attention_structure": pointer,
         "pointer_offsets": config.pointer_offsets,
         "pointer_offsets_scope": config.pointer_offsets_scope,
+        "pointer_offsets_by": config.pointer_offsets_by,
         "pointer_keys": bool(config.pointer_keys),
         "pointer_values": bool(config.pointer_values),
         "pointer_sides": bool(config.pointer_sides),
