@@ -37,6 +37,9 @@ CROSS_ATTENTION_STRUCTURE = ("none", "pointer")
 # Where in the output the offset term applies: everywhere, or only until the output's first ``AND`` (the
 # noun list of ReCOGS_pos, which follows the source's word order; in COGS also the first predicate).
 POINTER_OFFSETS_SCOPE = ("all", "noun_list")
+# What the offset term counts from the pointed word: source words, or only the words in the same tree relation to
+# it on the same side (the nearest dependent on the left is -1 however long the phrases between).
+POINTER_OFFSETS_BY = ("position", "relation")
 # The labels of the cross-attention pointer bias: for decoder token t and source token j, the tree relation of
 # j to the source word that the output last named by its position (ReCOGS_pos `( 7 )`, COGS `x _ 7`), or
 # "no_pointer" while the output has named none (or named a position outside the source).
@@ -94,6 +97,14 @@ class StructureTransformerConfig(BartConfig):
             the noun list and the first predicate). From the first ``AND`` on every source word gets the offset
             label of "nothing named", the same for all, so the term no longer moves the attention: the roles
             are read from the tree alone, where a window of offsets invites "the noun just before the verb".
+        pointer_offsets_by: with ``pointer_offsets``: ``"position"`` (default): the offset of source token j is
+            how many words it stands from the pointed word; ``"relation"`` (needs ``cross_attention_structure=
+            "pointer"``): its rank, counted outward from the pointed word on its side, among the source tokens
+            in the same tree relation to that word (its dependents, its siblings, ... as in ``TREE_RELATIONS``),
+            signed by the side and clipped to -K..K. In *The dog in a bakery sneezed* the subject is the verb's
+            first dependent on the left, -1, as in *The dog sneezed*, where its position says -5; the phrase's
+            nouns are the verb's descendants, ranked among those. Offsets by position that work in training
+            ("the agent is the noun just before the verb") move when a phrase is inserted; ranks do not.
         pointer_scope_token_id: with ``pointer_offsets_scope="noun_list"``: the id of the output token ``AND``
             (``build_model`` reads it from the tokenizer).
         pointer_keys: with a pointer term on: also a term that depends on the decoder token, as in Shaw et al.'s
@@ -205,6 +216,7 @@ class StructureTransformerConfig(BartConfig):
     cross_attention_structure: str = "none"
     pointer_offsets: int = 0
     pointer_offsets_scope: str = "all"
+    pointer_offsets_by: str = "position"
     pointer_scope_token_id: int | None = None
     pointer_keys: bool = False
     pointer_values: bool = False
@@ -249,6 +261,13 @@ class StructureTransformerConfig(BartConfig):
                              f"got {self.pointer_offsets_scope!r}")
         if self.pointer_offsets_scope != "all" and not self.pointer_offsets:
             raise ValueError("pointer_offsets_scope limits the offset term: it needs pointer_offsets > 0")
+        if self.pointer_offsets_by not in POINTER_OFFSETS_BY:
+            raise ValueError(f"pointer_offsets_by must be one of {', '.join(POINTER_OFFSETS_BY)}, "
+                             f"got {self.pointer_offsets_by!r}")
+        if self.pointer_offsets_by == "relation" and not (self.pointer_offsets and
+                                                           self.cross_attention_structure == "pointer"):
+            raise ValueError("pointer_offsets_by='relation' ranks source words by their tree relation to the "
+                             "pointed word: it needs pointer_offsets > 0 and cross_attention_structure='pointer'")
         if self.pointer_keys and not self.reads_pointer():
             raise ValueError("pointer_keys needs a pointer term: cross_attention_structure='pointer' and/or "
                              "pointer_offsets > 0")
@@ -326,6 +345,6 @@ class StructureTransformerConfig(BartConfig):
         return sorted({"self", *names}, key=TREE_RELATIONS.index)
 
 
-__all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_OFFSETS_SCOPE",
-           "POINTER_RELATIONS", "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS", "TREE_RELATIONS", "WORD_CLASSES",
-           "StructureTransformerConfig"]
+__all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_OFFSETS_BY",
+           "POINTER_OFFSETS_SCOPE", "POINTER_RELATIONS", "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS",
+           "TREE_RELATIONS", "WORD_CLASSES", "StructureTransformerConfig"]
