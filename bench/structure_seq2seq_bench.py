@@ -16,7 +16,8 @@ cross-attention's values (``pointer_values``: the attention weights computed a s
 (``pointer_arity_mask``: one more masked fill of the cross-attention masks), alone and with the head counts on the
 values (``pointer_head_counts``: the attention weights computed a second time, as for ``pointer_values``), and the
 relative setting with the copying output layer (``output_copy``: one more attention and a mixture over the
-vocabulary). All train
+vocabulary) or with its offsets ranked by tree relation (``pointer_offsets_by: relation``: a running count per
+relation over the source for every decoder token). All train
 on the same batches: ``--steps`` batches of ``--batch-size`` ReCOGS_pos training rows grouped by source + target
 length (the recipe's ``data_order: grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW
 step; the models are timed interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a
@@ -107,6 +108,8 @@ def main() -> None:
     settings["+ sides, coverage, relative, arity, head counts"] = (
         "structure_transformer", {**recipe, "pointer_arity_mask": True, "pointer_head_counts": True})
     settings["+ sides, coverage, relative, copy"] = ("structure_transformer", {**recipe, "output_copy": True})
+    settings["+ sides, coverage, relative, offsets by relation"] = (
+        "structure_transformer", {**recipe, "pointer_offsets_by": "relation"})
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)
