@@ -102,7 +102,7 @@ class StructureTransformerConfig(BartConfig):
             "pointer"``): its rank, counted outward from the pointed word on its side, among the source tokens
             in the same tree relation to that word (its dependents, its siblings, ... as in ``TREE_RELATIONS``),
             signed by the side and clipped to -K..K. In *The dog in a bakery sneezed* the subject is the verb's
-            first dependent on the left, -1, as in *The dog sneezed*, where its position says -5; the phrase's
+            first dependent on the left, -1, as in *The dog sneezed*, where its position says -4; the phrase's
             nouns are the verb's descendants, ranked among those. Offsets by position that work in training
             ("the agent is the noun just before the verb") move when a phrase is inserted; ranks do not.
         pointer_scope_token_id: with ``pointer_offsets_scope="noun_list"``: the id of the output token ``AND``
