@@ -497,7 +497,8 @@ def test_ranked_offsets_do_not_move_when_a_phrase_is_inserted():
 
 def test_offsets_by_relation_need_the_tree_pointer(pointer_tok):
     """``pointer_offsets_by="relation"`` reads the tree: without the tree pointer term (or without offsets) the
-    model is refused with a message that says what to set; with it, a model's offset term changes the logits."""
+    model is refused with a message that says what to set, and an unknown value names the allowed ones. (That
+    the ranked term reaches the logits is checked by the cached-decoding test below.)"""
     from huggingface_hub.errors import StrictDataclassClassValidationError
 
     for options in ({"pointer_offsets": 2}, {"cross_attention_structure": "pointer"}):
