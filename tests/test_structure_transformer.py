@@ -301,6 +301,8 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     ranked = {**res, "input_structure": {**structure, "pointer_offsets_by": "relation"}}
     assert "counted outward on its side (`pointer_offsets`, `pointer_offsets_by: relation`)" in str(
         render_model_card(ranked))
+    both = str(render_model_card({**res, "input_structure": {**structure, "pointer_offsets_by": "both"}}))
+    assert "two offset terms side by side, each clipped to ±4" in both and "`pointer_offsets_by: both`" in both
     relative = {**res, "input_structure": {**structure, "decoder_position_shift": 0, "decoder_relative_positions": 8}}
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
@@ -509,6 +511,33 @@ def test_offsets_by_relation_need_the_tree_pointer(pointer_tok):
         tiny(pointer_tok, pointer_offsets=2, pointer_offsets_by="words")
 
 
+def test_offsets_by_both_are_two_terms_positions_and_ranks(pointer_tok):
+    """``pointer_offsets_by="both"``: the offset term keeps the offsets by position and a second term of its own
+    (scalars, and keys with ``pointer_keys``) gets the ranks, in scope and out of it the "nothing named" label."""
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerDecoder as Decoder
+
+    model = tiny(pointer_tok, cross_attention_structure="pointer", pointer_offsets=2, pointer_keys=True,
+                 pointer_offsets_by="both")
+    decoder = model.model.decoder
+    assert decoder.rank_bias.weight.shape == decoder.offset_bias.weight.shape
+    assert decoder.rank_keys.weight.shape == decoder.offset_keys.weight.shape
+    alone = tiny(pointer_tok, cross_attention_structure="pointer", pointer_offsets=2, pointer_keys=True,
+                 pointer_offsets_by="relation")
+    assert alone.model.decoder.rank_bias is None and alone.model.decoder.rank_keys is None
+    rel, mask = torch.stack([by_hand()]), torch.ones(1, 8, dtype=torch.long)
+    pointer = torch.tensor([[1, 3, -1]])
+    _, offsets, ranks = decoder.pointer_label_sets(pointer, rel, mask, 8)
+    assert offsets.tolist() == Decoder.offset_labels(pointer, mask, 8, 2).tolist()
+    assert ranks.tolist() == Decoder.ranked_offset_labels(pointer, rel, mask, 2).tolist()
+    assert ranks[0, 0].tolist() == [1, 2, 3, 3, 4, 4, 3, 4]  # by hand: test_ranked_offset_labels_by_hand
+    _, offsets, ranks = decoder.pointer_label_sets(pointer, rel, mask, 8, torch.tensor([[True, False, True]]))
+    assert offsets[0, 1].tolist() == ranks[0, 1].tolist() == [5] * 8
+    assert ranks[0, 0].tolist() == [1, 2, 3, 3, 4, 4, 3, 4]
+    # with "relation" alone, the one offset term holds the ranks
+    _, offsets, ranks = alone.model.decoder.pointer_label_sets(pointer, rel, mask, 8)
+    assert ranks is None and offsets[0, 0].tolist() == [1, 2, 3, 3, 4, 4, 3, 4]
+
+
 def _forced_decoding(model, batch, target):
     """The first row forced through ``target`` token by token with a cache, as generate decodes: (the decoded
     sequence without its start token, the step logits stacked (target_len, vocab))."""
@@ -522,7 +551,8 @@ def _forced_decoding(model, batch, target):
 
 @pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope", "relative", "offsets_by"),
                          [(False, False, False, "all", 0, "position"), (True, False, False, "noun_list", 0, "position"),
-                          (False, True, True, "all", 3, "position"), (True, False, True, "all", 0, "relation")])
+                          (False, True, True, "all", 3, "position"), (True, False, True, "all", 0, "relation"),
+                          (True, False, False, "noun_list", 0, "both")])
 def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage, scope,
                                                               relative, offsets_by):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
@@ -536,6 +566,7 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides
                  pointer_coverage=coverage,
                  pointer_offsets_scope=scope, decoder_relative_positions=relative, pointer_offsets_by=offsets_by)
     terms = [model.model.decoder.pointer_bias, model.model.decoder.offset_bias]
+    terms += [model.model.decoder.rank_bias] if offsets_by == "both" else []
     terms += [model.model.decoder.coverage_bias] if coverage else []
     terms += [model.model.decoder.distance_bias] if relative else []
     with torch.no_grad():

@@ -10,7 +10,7 @@ cross-attention also gets a learned term per tree relation between every source 
 output named last by its position (with ``pointer_sides`` also by its side of that word), with
 ``pointer_offsets`` one per offset of the source token from that word (with ``pointer_offsets_scope="noun_list"``
 only until the output's first ``AND``: ``before_first``; with ``pointer_offsets_by="relation"`` the offset is a
-rank among the source words in the same tree relation to that word)
+rank among the source words in the same tree relation to that word, with ``"both"`` a second term holds the ranks)
 (``pointer_positions``: from the decoder's own prefix, so training and decoding see the same thing), and with
 ``pointer_keys`` those terms also depend on the decoder token (a learned key part per label, Shaw et al. 2018),
 and with ``pointer_values`` each head's output also says how much of its attention went to each tree label (a
@@ -455,7 +455,7 @@ class StructureTransformerDecoder(BartDecoder):
                              if config.cross_attention_structure == "pointer" else None)
         self.max_offset = config.pointer_offsets
         self.offsets_scoped = config.pointer_offsets_scope != "all"
-        self.offsets_by_relation = config.pointer_offsets_by == "relation"
+        self.offsets_by = config.pointer_offsets_by
         self.position_shift = config.decoder_position_shift
         self.max_distance = config.decoder_relative_positions
         # distances 0..R-1, then one label for "R or more"
@@ -464,10 +464,14 @@ class StructureTransformerDecoder(BartDecoder):
         self.argument_mask = config.pointer_argument_mask
         self.arity_mask = config.pointer_arity_mask
         # offsets -K..K, then one label for "nothing named"
-        self.offset_bias = StructureRelationBias(layers, heads, 2 * self.max_offset + 2) if self.max_offset else None
+        offset_labels = 2 * self.max_offset + 2
+        self.offset_bias = StructureRelationBias(layers, heads, offset_labels) if self.max_offset else None
+        # pointer_offsets_by="both": the offsets by position above and, beside them, the ranks by relation
+        self.rank_bias = (StructureRelationBias(layers, heads, offset_labels) if self.offsets_by == "both"
+                          else None)
         self.coverage_bias = (StructureRelationBias(layers, heads, COVERAGE_LABELS) if config.pointer_coverage
                               else None)
-        self.tree_keys = self.offset_keys = self.coverage_keys = None
+        self.tree_keys = self.offset_keys = self.rank_keys = self.coverage_keys = None
         self.tree_values = (PointerValues(layers, heads, tree_labels, config.d_model) if config.pointer_values
                             else None)
         self.head_values = (PointerValues(layers, heads, COVERAGE_LABELS, config.d_model)
@@ -478,7 +482,9 @@ class StructureTransformerDecoder(BartDecoder):
             if self.pointer_bias is not None:
                 self.tree_keys = PointerKeys(layers, tree_labels, config.d_model)
             if self.offset_bias is not None:
-                self.offset_keys = PointerKeys(layers, 2 * self.max_offset + 2, config.d_model)
+                self.offset_keys = PointerKeys(layers, offset_labels, config.d_model)
+            if self.rank_bias is not None:
+                self.rank_keys = PointerKeys(layers, offset_labels, config.d_model)
             if self.coverage_bias is not None:
                 self.coverage_keys = PointerKeys(layers, COVERAGE_LABELS, config.d_model)
 
@@ -574,18 +580,24 @@ class StructureTransformerDecoder(BartDecoder):
 
     def pointer_label_sets(self, pointer, source_relation_ids, encoder_attention_mask, src_len: int,
                            offset_scope=None) -> tuple:
-        """(tree labels, offset labels) of every (decoder token, source token) pair; None for a term that is off.
-        Outside ``offset_scope`` (batch, tgt_len) every source token gets the offset label of "nothing named"."""
+        """(tree labels, offset labels, rank labels) of every (decoder token, source token) pair; None for a term
+        that is off. The offset labels count positions, or with ``pointer_offsets_by="relation"`` ranks; the rank
+        labels are the second offset term of ``pointer_offsets_by="both"``. Outside ``offset_scope`` (batch,
+        tgt_len) every source token gets the offset (and rank) label of "nothing named"."""
         tree = (self.pointer_labels(pointer, source_relation_ids, encoder_attention_mask, self.pointer_sides)
                 if self.pointer_bias is not None else None)
-        offsets = None
-        if self.offset_bias is not None:
-            offsets = (self.ranked_offset_labels(pointer, source_relation_ids, encoder_attention_mask, self.max_offset)
-                       if self.offsets_by_relation else
-                       self.offset_labels(pointer, encoder_attention_mask, src_len, self.max_offset))
-            if offset_scope is not None:
-                offsets = torch.where(offset_scope[..., None], offsets, 2 * self.max_offset + 1)
-        return tree, offsets
+        if self.offset_bias is None:
+            return tree, None, None
+        by_position = (self.offset_labels(pointer, encoder_attention_mask, src_len, self.max_offset)
+                       if self.offsets_by != "relation" else None)
+        by_relation = (self.ranked_offset_labels(pointer, source_relation_ids, encoder_attention_mask, self.max_offset)
+                       if self.offsets_by != "position" else None)
+        offsets, ranks = (by_relation, None) if self.offsets_by == "relation" else (by_position, by_relation)
+        if offset_scope is not None:
+            nothing_named = 2 * self.max_offset + 1
+            offsets, ranks = (None if labels is None else torch.where(offset_scope[..., None], labels, nothing_named)
+                              for labels in (offsets, ranks))
+        return tree, offsets, ranks
 
     def relative_self_masks(self, attention_mask, query_length: int, dtype) -> list:
         """Per layer, the additive self-attention mask (batch, heads, query_length, key_length) of a
@@ -599,10 +611,10 @@ class StructureTransformerDecoder(BartDecoder):
 
     def cross_attention_masks(self, labels, encoder_attention_mask, dtype, blocked=None) -> list:
         """Per layer, the additive cross-attention mask (batch, heads, tgt_len, src_len): the pointer terms of
-        ``labels`` (tree, offset and coverage labels, None for a term that is off), and the dtype's minimum on
+        ``labels`` (tree, offset, rank and coverage labels, None for a term that is off), and the dtype's minimum on
         padding keys and on the ``blocked`` (batch, tgt_len, src_len) pairs."""
         masks = []
-        biases = (self.pointer_bias, self.offset_bias, self.coverage_bias)
+        biases = (self.pointer_bias, self.offset_bias, self.rank_bias, self.coverage_bias)
         for layer in range(len(self.layers)):
             terms = [bias(layer, names) for bias, names in zip(biases, labels, strict=True) if bias is not None]
             term = sum(terms[1:], terms[0]).to(dtype)
@@ -616,7 +628,7 @@ class StructureTransformerDecoder(BartDecoder):
     def query_terms(self, labels) -> list:
         """Per layer, the ``pointer_keys`` term of the terms of ``labels`` as a function of that layer's
         cross-attention queries (None without ``pointer_keys``)."""
-        all_keys = (self.tree_keys, self.offset_keys, self.coverage_keys)
+        all_keys = (self.tree_keys, self.offset_keys, self.rank_keys, self.coverage_keys)
         if all(keys is None for keys in all_keys):
             return [None] * len(self.layers)
 
@@ -686,7 +698,7 @@ class StructureTransformerDecoder(BartDecoder):
                 raise ValueError("a model with pointer_offsets_scope needs decoder_offset_scope: call it with "
                                  "decoder_input_ids or labels, or generate()")
             src_len = encoder_hidden_states.shape[1]
-            tree, offsets = self.pointer_label_sets(decoder_pointer, source_relation_ids, encoder_attention_mask,
+            tree, offsets, ranks = self.pointer_label_sets(decoder_pointer, source_relation_ids, encoder_attention_mask,
                                                     src_len, decoder_offset_scope if self.offsets_scoped else None)
             coverage = None
             if self.coverage_bias is not None:
@@ -713,9 +725,9 @@ class StructureTransformerDecoder(BartDecoder):
                                      "decoder_input_ids or labels, or generate()")
                 arity = self.arity_blocked(decoder_pointer, decoder_arity_slots, encoder_attention_mask, src_len)
                 blocked = arity if blocked is None else blocked | arity
-            cross_masks = self.cross_attention_masks((tree, offsets, coverage), encoder_attention_mask,
-                                                     inputs_embeds.dtype, blocked)
-            query_terms = self.query_terms((tree, offsets, coverage))
+            labels = (tree, offsets, ranks, coverage)
+            cross_masks = self.cross_attention_masks(labels, encoder_attention_mask, inputs_embeds.dtype, blocked)
+            query_terms = self.query_terms(labels)
             value_terms = self.value_terms(tree, heads)
         if self.training and self.position_shift and cache_length == 0:
             # (batch, tgt_len) ids: Bart's embedding reads 1-D ids only, so index its table (and offset) directly

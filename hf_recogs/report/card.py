@@ -150,6 +150,11 @@ def _structure_track_note(results: dict[str, Any]) -> str:
         offsets_note = (f" The decoder's cross-attention read each source word's rank, clipped to ±{offsets}, among "
                         "the words in the same tree relation to the word the output last named by its position, "
                         "counted outward on its side (`pointer_offsets`, `pointer_offsets_by: relation`).")
+    if offsets and (structure or {}).get("pointer_offsets_by", "position") == "both":
+        offsets_note = (f" The decoder's cross-attention read two offset terms side by side, each clipped to "
+                        f"±{offsets}: each source word's offset from the word the output last named by its "
+                        "position, and its rank among the words in the same tree relation to that word, counted "
+                        "outward on its side (`pointer_offsets`, `pointer_offsets_by: both`).")
     if offsets and (structure or {}).get("pointer_offsets_scope", "all") == "noun_list":
         offsets_note += (" The offset term applied only until the output's first `AND` (the noun "
                          "list; `pointer_offsets_scope: noun_list`).")

@@ -39,7 +39,7 @@ CROSS_ATTENTION_STRUCTURE = ("none", "pointer")
 POINTER_OFFSETS_SCOPE = ("all", "noun_list")
 # What the offset term counts from the pointed word: source words, or only the words in the same tree relation to
 # it on the same side (the nearest dependent on the left is -1 however long the phrases between).
-POINTER_OFFSETS_BY = ("position", "relation")
+POINTER_OFFSETS_BY = ("position", "relation", "both")
 # The labels of the cross-attention pointer bias: for decoder token t and source token j, the tree relation of
 # j to the source word that the output last named by its position (ReCOGS_pos `( 7 )`, COGS `x _ 7`), or
 # "no_pointer" while the output has named none (or named a position outside the source).
@@ -105,6 +105,8 @@ class StructureTransformerConfig(BartConfig):
             first dependent on the left, -1, as in *The dog sneezed*, where its position says -4; the phrase's
             nouns are the verb's descendants, ranked among those. Offsets by position that work in training
             ("the agent is the noun just before the verb") move when a phrase is inserted; ranks do not.
+            ``"both"`` (needs the same): two offset terms side by side, each with its own scalars (and keys),
+            the offsets by position and the ranks, so that a head can use whichever the decoder token needs.
         pointer_scope_token_id: with ``pointer_offsets_scope="noun_list"``: the id of the output token ``AND``
             (``build_model`` reads it from the tokenizer).
         pointer_keys: with a pointer term on: also a term that depends on the decoder token, as in Shaw et al.'s
@@ -264,10 +266,11 @@ class StructureTransformerConfig(BartConfig):
         if self.pointer_offsets_by not in POINTER_OFFSETS_BY:
             raise ValueError(f"pointer_offsets_by must be one of {', '.join(POINTER_OFFSETS_BY)}, "
                              f"got {self.pointer_offsets_by!r}")
-        if self.pointer_offsets_by == "relation" and not (self.pointer_offsets and
+        if self.pointer_offsets_by != "position" and not (self.pointer_offsets and
                                                            self.cross_attention_structure == "pointer"):
-            raise ValueError("pointer_offsets_by='relation' ranks source words by their tree relation to the "
-                             "pointed word: it needs pointer_offsets > 0 and cross_attention_structure='pointer'")
+            raise ValueError(f"pointer_offsets_by={self.pointer_offsets_by!r} ranks source words by their tree "
+                             "relation to the pointed word: it needs pointer_offsets > 0 and "
+                             "cross_attention_structure='pointer'")
         if self.pointer_keys and not self.reads_pointer():
             raise ValueError("pointer_keys needs a pointer term: cross_attention_structure='pointer' and/or "
                              "pointer_offsets > 0")
