@@ -170,6 +170,18 @@ class ExperimentArguments:
             "evaluation when eval_strategy is steps/epoch: learning curves, never used to select a model"
         },
     )
+    decode_cap_per_source_word: float = field(
+        default=0.0,
+        metadata={
+            "help": "greedy decoding stops a row at this many output tokens per source word plus decode_cap_margin "
+            "(and at generation_max_length), so that a row that never ends no longer keeps its whole batch "
+            "decoding to generation_max_length; results.json counts the rows cut and the gold forms longer than "
+            "their cap (0: no verdict can change). ReCOGS_pos and COGS: 8 (every gold form fits). 0: off"
+        },
+    )
+    decode_cap_margin: int = field(
+        default=32, metadata={"help": "with decode_cap_per_source_word: the tokens every row gets on top"}
+    )
     curve_splits: list[str] = field(
         default_factory=lambda: ["validation", "gen"],
         metadata={"help": "splits sampled for the learning curves (those the dataset lacks are skipped)"},
@@ -204,6 +216,9 @@ class ExperimentArguments:
             raise ConfigError(f"curve_splits: {', '.join(map(repr, bad))} not among {', '.join(SPLITS)}")
         if self.curve_samples < 1:
             raise ConfigError(f"curve_samples must be a positive integer, got {self.curve_samples}")
+        if self.decode_cap_per_source_word < 0 or self.decode_cap_margin < 1:
+            raise ConfigError("decode_cap_per_source_word must be 0 (off) or positive and decode_cap_margin at "
+                              f"least 1, got {self.decode_cap_per_source_word} and {self.decode_cap_margin}")
         if self.early_stopping_patience < 0:
             raise ConfigError("early_stopping_patience must be 0 (off) or positive, "
                               f"got {self.early_stopping_patience}")
@@ -555,6 +570,9 @@ def _check_combinations(exp: ExperimentArguments, targs) -> None:
     if exp.early_stopping_patience and not (targs.load_best_model_at_end and targs.metric_for_best_model):
         raise ConfigError("early_stopping_patience needs load_best_model_at_end=true and a metric_for_best_model on "
                           "validation (e.g. eval_loss), with eval_strategy equal to save_strategy")
+    if exp.decode_cap_per_source_word and (targs.generation_num_beams or 1) > 1:
+        raise ConfigError("decode_cap_per_source_word cuts rows of greedy decoding: set generation_num_beams=1 or "
+                          "decode_cap_per_source_word=0")
     best = (targs.metric_for_best_model or "") if targs.load_best_model_at_end else ""
     if re.search(r"(^|_)(gen|test)(_|$)", best):
         raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "

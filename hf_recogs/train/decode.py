@@ -21,9 +21,23 @@ def decode_ids(tokenizer, ids) -> list[str]:
     return [" ".join(t.split()) for t in texts]
 
 
+class Predictions(list):
+    """The predicted texts, in the sources' order; ``cut``: the indices of the rows that a length cap stopped
+    before they ended (``decode``'s ``length_cap``; empty without one)."""
+
+    cut: list[int]
+
+
+def length_caps(sources: list[str], per_source_word: float, margin: int, max_length: int) -> list[int]:
+    """Each row's length cap under ``length_cap=(per_source_word, margin)``: ``per_source_word`` tokens per
+    whitespace word of its source plus ``margin``, counted as ``max_length`` counts (the decoder's start token
+    included), and never above ``max_length``."""
+    return [min(max_length, int(per_source_word * len(source.split())) + margin) for source in sources]
+
+
 def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: int = 64, bf16: bool = False,
            source_max_length: int | None = None, num_beams: int = 1, desc: str | None = None,
-           shared: bool = True, encode=None) -> list[str]:
+           shared: bool = True, encode=None, length_cap: tuple[float, int] | None = None) -> Predictions:
     """Predictions for ``sources``, in their order: greedy (``num_beams`` 1) or beam search.
 
     Outputs stop at ``max_length`` tokens; sources are cut at ``source_max_length`` (default ``max_length``), as
@@ -32,11 +46,29 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
     process decodes every row alone (the others are not calling). ``encode``: sources -> the encoder's inputs
     (a structure_transformer's ``SourceLayout.batch``, which adds ``relation_ids``); default: the tokenizer.
     A model trained with ``target_order: arguments_first`` (``config.hf_recogs_target_order``) writes each
-    conjunct's arguments first; its outputs are given back in the dataset's order."""
+    conjunct's arguments first; its outputs are given back in the dataset's order.
+
+    ``length_cap=(per_source_word, margin)`` (greedy only) stops each row at its own cap (``length_caps``) as
+    ``max_length`` stops all of them: a batch ends when every row has ended or reached its cap, so a row that
+    runs on no longer keeps a batch of short rows decoding to ``max_length``. The other rows' outputs do not
+    change (greedy decoding computes each row alone); a cut row's output is the first tokens of the one it
+    would have written, which did not end within its cap: wrong wherever the gold form fits in that cap."""
+    import torch
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    if length_cap is not None and num_beams > 1:
+        raise ValueError("length_cap stops rows of greedy decoding; with num_beams > 1 leave it out")
     order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
     device = next(model.parameters()).device
 
-    def predict(idx: list[int]) -> list[str]:
+    class RowCaps(StoppingCriteria):
+        def __init__(self, caps: torch.Tensor):
+            self.caps = caps
+
+        def __call__(self, input_ids, scores, **kwargs) -> torch.Tensor:
+            return input_ids.shape[1] >= self.caps
+
+    def predict(idx: list[int]) -> list[tuple[str, bool]]:
         texts = [sources[i] for i in idx]
         if encode is None:
             enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True,
@@ -44,14 +76,28 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
         else:
             enc = encode(texts)
         enc = {k: v.to(device) for k, v in enc.items()}
-        ids = model.generate(**enc, max_length=max_length, num_beams=num_beams, do_sample=False)
-        return decode_ids(tokenizer, ids.cpu())
+        stopping, caps = None, None
+        if length_cap is not None:
+            caps = torch.tensor(length_caps(texts, *length_cap, max_length), device=device)
+            stopping = StoppingCriteriaList([RowCaps(caps)])
+        ids = model.generate(**enc, max_length=max_length, num_beams=num_beams, do_sample=False,
+                             stopping_criteria=stopping)
+        if caps is None:
+            cut = [False] * len(idx)
+        else:  # reached its cap and never wrote the end token (a cap at max_length cuts nothing new)
+            ends = torch.tensor(model.generation_config.eos_token_id, device=ids.device).flatten()
+            ended = torch.isin(ids[:, 1:], ends).any(dim=1)  # after the start token, which may be the end token
+            cut = ((caps < max_length) & (caps <= ids.shape[1]) & ~ended).tolist()
+        return list(zip(decode_ids(tokenizer, ids.cpu()), cut, strict=True))
 
-    predictions = _predict_in_batches(model, order, batch_size, predict, bf16, desc, shared)
+    decoded = _predict_in_batches(model, order, batch_size, predict, bf16, desc, shared)
+    texts = [text for text, _ in decoded]
     if getattr(model.config, "hf_recogs_target_order", "dataset") == "arguments_first":
         from ..logical_forms import predicates_first
 
-        predictions = [predicates_first(p) for p in predictions]
+        texts = [predicates_first(p) for p in texts]
+    predictions = Predictions(texts)
+    predictions.cut = [i for i, (_, was_cut) in enumerate(decoded) if was_cut]
     return predictions
 
 

@@ -326,7 +326,8 @@ def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16
         eval_dataset=train_ds if evaluates else None, callbacks=callbacks,
         decay_all=exp.decay_all_parameters, curve_sets=curve_samples(exp, raw) if evaluates else {},
         metric=resolve_metric(exp), category_groups=category_groups(exp), source_monitor=monitor,
-        curve_max_length=args.generation_max_length or exp.max_positions, curve_log=seed_dir / "curves.jsonl",
+        curve_max_length=args.generation_max_length or exp.max_positions, curve_length_cap=decode_length_cap(exp),
+        curve_log=seed_dir / "curves.jsonl",
         cpu_bf16=cpu_bf16, source_layout=layout,
         tokens_per_batch=tokens_per_batch(train_ds, args.per_device_train_batch_size)
         if exp.loss_weighting == "token" and not is_classification(exp) else None,
@@ -352,27 +353,49 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
         rows = subset(raw[split], exp.max_eval_samples)
         logger.info("predicting %s (%d rows)", split, len(rows))
         started = time.perf_counter()
+        cap = None
         if metric == "classification":
             records = _classified(model, collator, rows, args, cpu_bf16, split)
         else:
-            records = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split, layout)
+            records, cap = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split, layout)
         if main_process:
             write_predictions(seed_dir / f"predictions_{split}.jsonl", records)
         splits[split] = summarize(records, metric, groups)
+        if cap is not None:
+            splits[split]["decode_cap"] = cap
         splits[split]["loss"] = None  # prediction computes no loss
         splits[split]["runtime_s"] = round(time.perf_counter() - started, 2)
     return splits
 
 
-def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str, layout=None) -> list[dict]:
+def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str, layout=None) -> tuple[list[dict],
+                                                                                                   dict | None]:
+    """(the scored rows, what the length cap did: None without ``decode_cap_per_source_word``)."""
     from ..scoring import score_rows
-    from .decode import decode
+    from .decode import decode, length_caps
 
-    predictions = decode(model, tokenizer, list(rows["input"]), args.generation_max_length or exp.max_positions,
-                         args.per_device_eval_batch_size, cpu_bf16, exp.max_positions,
-                         args.generation_num_beams or 1, desc=f"decoding {split}",
-                         encode=layout.batch if layout is not None else None)
-    return score_rows(predictions, rows["output"], rows["category"], resolve_metric(exp), inputs=rows["input"])
+    max_length, sources = args.generation_max_length or exp.max_positions, list(rows["input"])
+    predictions = decode(model, tokenizer, sources, max_length, args.per_device_eval_batch_size, cpu_bf16,
+                         exp.max_positions, args.generation_num_beams or 1, desc=f"decoding {split}",
+                         encode=layout.batch if layout is not None else None, length_cap=decode_length_cap(exp))
+    records = score_rows(predictions, rows["output"], rows["category"], resolve_metric(exp), inputs=rows["input"])
+    if decode_length_cap(exp) is None:
+        return records, None
+    caps = length_caps(sources, *decode_length_cap(exp), max_length)
+    # the decoder's start token, then the gold's tokens as training wrote them
+    gold_lengths = [1 + len(ids) for ids in tokenizer(list(rows["output"]))["input_ids"]]
+    gold_over = sum(length > cap for length, cap in zip(gold_lengths, caps, strict=True))
+    if gold_over:
+        logger.warning("%s: %d gold forms are longer than their row's decoding cap; a cut row among them may have "
+                       "been scored wrong for the cut alone: raise decode_cap_per_source_word or decode_cap_margin",
+                       split, gold_over)
+    return records, {"per_source_word": exp.decode_cap_per_source_word, "margin": exp.decode_cap_margin,
+                     "rows_cut": len(predictions.cut), "gold_over_cap": gold_over}
+
+
+def decode_length_cap(exp) -> tuple[float, int] | None:
+    """``decode``'s ``length_cap`` from the run's options (None: off)."""
+    return (exp.decode_cap_per_source_word, exp.decode_cap_margin) if exp.decode_cap_per_source_word else None
 
 
 def _classified(model, collator, rows, args, cpu_bf16: bool, split: str) -> list[dict]:

@@ -1,0 +1,95 @@
+"""decode's per-row length cap (``decode_cap_per_source_word``): a row that runs on stops at its own cap, the
+other rows' outputs do not change, and the run record says how many rows were cut and whether any gold form
+was longer than its cap. On the published fast Transformer (seed 77), with a cap tighter than the structure
+configs' (8 tokens per source word + 32), so that some of its ordinary gen rows are cut."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "results" / "recogs_pos_transformer_fast" / "seed_77"
+CAP = (4.0, 8)
+
+
+@pytest.fixture(scope="module")
+def published():
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield AutoModelForSeq2SeqLM.from_pretrained(PUBLISHED).eval(), AutoTokenizer.from_pretrained(PUBLISHED)
+    torch.set_num_threads(threads)
+
+
+def _rows(n_long: int, n_short: int) -> list[dict]:
+    """Gen rows of the published predictions: the first whose prediction is longer than its cap, and the first
+    whose prediction fits, among sentences of at most 10 words (cheap to decode in full)."""
+    from hf_recogs.train.decode import length_caps
+
+    with gzip.open(PUBLISHED / "predictions_gen.jsonl.gz", "rt", encoding="utf-8") as f:
+        rows = [r for r in map(json.loads, f) if len(r["input"].split()) <= 10]
+    caps = length_caps([r["input"] for r in rows], *CAP, 512)
+    long = [r for r, cap in zip(rows, caps, strict=True) if len(r["prediction"].split()) + 2 > cap]
+    short = [r for r, cap in zip(rows, caps, strict=True) if len(r["prediction"].split()) + 2 < cap]
+    return long[:n_long] + short[:n_short]
+
+
+def test_a_capped_row_stops_at_its_cap_and_the_others_do_not_change(published):
+    from hf_recogs.train.decode import decode, length_caps
+
+    model, tokenizer = published
+    rows = _rows(3, 3)
+    sources = [r["input"] for r in rows]
+    full = decode(model, tokenizer, sources, max_length=512, batch_size=8, shared=False)
+    capped = decode(model, tokenizer, sources, max_length=512, batch_size=8, shared=False, length_cap=CAP)
+    assert full.cut == []
+    caps = length_caps(sources, *CAP, 512)
+    # what generate writes: the decoder's start token, then the output's tokens as training wrote them (here
+    # its words and </s>)
+    lengths = [1 + len(ids) for ids in tokenizer(list(full))["input_ids"]]
+    ran_on = [i for i, (length, cap) in enumerate(zip(lengths, caps, strict=True)) if length > cap]
+    assert ran_on == capped.cut == [0, 1, 2]
+    for i, (whole, cut) in enumerate(zip(full, capped, strict=True)):
+        if i in capped.cut:  # the first words of what it would have written, as many as the cap leaves
+            assert len(cut.split()) == caps[i] - 1 and whole.split()[:len(cut.split())] == cut.split()
+        else:
+            assert cut == whole
+
+
+def test_the_cap_refuses_beam_search_and_train_py_refuses_it_in_one_line(published, tmp_path):
+    from test_training import write_config
+
+    from hf_recogs.train.arguments import ConfigError, parse_args
+    from hf_recogs.train.decode import decode
+
+    model, tokenizer = published
+    with pytest.raises(ValueError, match="greedy decoding"):
+        decode(model, tokenizer, ["Emma smiled ."], max_length=16, num_beams=2, shared=False, length_cap=CAP)
+    cfg = write_config(tmp_path)
+    with pytest.raises(ConfigError, match="set generation_num_beams=1 or decode_cap_per_source_word=0"):
+        parse_args([str(cfg), "decode_cap_per_source_word=8", "generation_num_beams=3"])
+    with pytest.raises(ConfigError, match="decode_cap_per_source_word must be 0"):
+        parse_args([str(cfg), "decode_cap_per_source_word=-1"])
+
+
+def test_a_run_records_what_the_cap_cut(tmp_path):
+    """train.py with the cap: every split's summary says how many rows the cap cut and how many gold forms were
+    longer than their cap; a cap too small for the gold forms is flagged."""
+    from test_training import write_config
+
+    from hf_recogs.train import main
+
+    cfg = write_config(tmp_path, num_train_epochs=1, decode_cap_per_source_word=0.5, decode_cap_margin=2)
+    assert main([str(cfg)]) == 0
+    record = json.loads((tmp_path / "out" / "seed_7" / "results.json").read_text())
+    for split in ("validation", "test", "gen"):
+        cap = record["splits"][split]["decode_cap"]
+        assert cap["per_source_word"] == 0.5 and cap["margin"] == 2
+        assert cap["gold_over_cap"] == record["splits"][split]["n"]  # every copy is longer than half its source
+        assert 0 <= cap["rows_cut"] <= record["splits"][split]["n"]
