@@ -80,7 +80,7 @@ def test_the_cap_refuses_beam_search_and_train_py_refuses_it_in_one_line(publish
 
 def test_a_run_records_what_the_cap_cut(tmp_path):
     """train.py with the cap: every split's summary says how many rows the cap cut and how many gold forms were
-    longer than their cap; a cap too small for the gold forms is flagged."""
+    longer than their cap, and the card says it; a cap too small for the gold forms is flagged."""
     from test_training import write_config
 
     from hf_recogs.train import main
@@ -93,3 +93,17 @@ def test_a_run_records_what_the_cap_cut(tmp_path):
         assert cap["per_source_word"] == 0.5 and cap["margin"] == 2
         assert cap["gold_over_cap"] == record["splits"][split]["n"]  # every copy is longer than half its source
         assert 0 <= cap["rows_cut"] <= record["splits"][split]["n"]
+    card = (tmp_path / "out" / "seed_7" / "README.md").read_text()
+    assert "stopped each row at 0.5 tokens per source word plus 2 (`decode_cap_per_source_word`)" in card
+    assert f"{3 * 24} gold forms were longer than their row's cap" in card
+
+
+def test_the_card_says_no_verdict_changed_when_every_gold_form_fits():
+    from hf_recogs.report.card import _decode_cap_note
+
+    cap = {"per_source_word": 8.0, "margin": 32, "gold_over_cap": 0}
+    note = _decode_cap_note({"splits": {"gen": {"decode_cap": {**cap, "rows_cut": 3}},
+                                        "test": {"decode_cap": {**cap, "rows_cut": 0}}}})
+    assert "at 8 tokens per source word plus 32" in note and "it cut 3 in gen, 0 in test;" in note
+    assert "every gold form fits in its row's cap" in note
+    assert _decode_cap_note({"splits": {"gen": {"n": 5}}}) == ""  # a run without the cap: no line

@@ -356,6 +356,23 @@ def render_model_card(results: dict[str, Any], repo_id: str | None = None, templ
                                    **_template_fields(results, example, example_candidate))
 
 
+def _decode_cap_note(results: dict[str, Any]) -> str:
+    """A line for runs whose greedy decoding stopped each row at its own cap (``decode_cap_per_source_word``):
+    how many rows it cut, and whether any verdict can be the cap's."""
+    caps = {split: s["decode_cap"] for split, s in results["splits"].items() if s.get("decode_cap")}
+    if not caps:
+        return ""
+    first = next(iter(caps.values()))
+    cut = ", ".join(f"{cap['rows_cut']} in {split}" for split, cap in caps.items())
+    over = sum(cap["gold_over_cap"] for cap in caps.values())
+    verdicts = ("every gold form fits in its row's cap, so a cut row, which had not ended there, was wrong either "
+                "way" if not over else f"{over} gold forms were longer than their row's cap: a cut row among those "
+                "may have been scored wrong for the cut alone")
+    return (f"\n\nDecoding stopped each row at {first['per_source_word']:g} tokens per source word plus "
+            f"{first['margin']} (`decode_cap_per_source_word`), so that a row that does not end does not keep its "
+            f"batch decoding to the length limit; it cut {cut}; {verdicts}.")
+
+
 def _template_fields(results: dict[str, Any], example: str | None,
                      example_candidate: str | None = None) -> dict[str, Any]:
     """What ``model_cards/template.md`` reads besides the model's name and repository."""
@@ -383,7 +400,7 @@ def _template_fields(results: dict[str, Any], example: str | None,
             e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
         summary=(f"A `{results['arch']}` {kind} trained from scratch on the hf_recogs `{dataset}` config (seed "
                  f"{results['seed']})." + _partial_run_warning(results) + _structure_track_note(results)
-                 + _target_order_note(results) + card_license(dataset)[1]),
+                 + _target_order_note(results) + _decode_cap_note(results) + card_license(dataset)[1]),
         classifier=classifier,
         structure=results["arch"] == "structure_transformer",  # its inputs carry their trees
         reproduce=reproduce_command(results),
