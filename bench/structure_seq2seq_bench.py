@@ -17,7 +17,8 @@ cross-attention's values (``pointer_values``: the attention weights computed a s
 values (``pointer_head_counts``: the attention weights computed a second time, as for ``pointer_values``), and the
 relative setting with the copying output layer (``output_copy``: one more attention and a mixture over the
 vocabulary) or with its offsets ranked by tree relation (``pointer_offsets_by: relation``: a running count per
-relation over the source for every decoder token). All train
+relation over the source for every decoder token), or with both offset terms side by side (``pointer_offsets_by:
+both``). All train
 on the same batches: ``--steps`` batches of ``--batch-size`` ReCOGS_pos training rows grouped by source + target
 length (the recipe's ``data_order: grouped``), drawn at random (seed 0). A step is forward, backward and an AdamW
 step; the models are timed interleaved, rotating which goes first, after 2 untimed warm-up steps each, so that a
@@ -110,6 +111,8 @@ def main() -> None:
     settings["+ sides, coverage, relative, copy"] = ("structure_transformer", {**recipe, "output_copy": True})
     settings["+ sides, coverage, relative, offsets by relation"] = (
         "structure_transformer", {**recipe, "pointer_offsets_by": "relation"})
+    settings["+ sides, coverage, relative, offsets by position and by relation"] = (
+        "structure_transformer", {**recipe, "pointer_offsets_by": "both"})
     models = {}
     for name, (arch, overrides) in settings.items():
         torch.manual_seed(0)
