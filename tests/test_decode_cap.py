@@ -107,3 +107,21 @@ def test_the_card_says_no_verdict_changed_when_every_gold_form_fits():
     assert "at 8 tokens per source word plus 32" in note and "it cut 3 in gen, 0 in test;" in note
     assert "every gold form fits in its row's cap" in note
     assert _decode_cap_note({"splits": {"gen": {"n": 5}}}) == ""  # a run without the cap: no line
+
+
+def test_seeds_decoded_with_and_without_a_harmless_cap_publish_together():
+    """publish averages a seed decoded with the cap and one without when no gold form was longer than its cap
+    (no verdict can differ); where one was, the cap counts as a different set-up."""
+    from hf_recogs.publish.results_folder import check_same_setup
+
+    def seed(cap: dict | None) -> dict:
+        hp = {"learning_rate": 1e-3, **({"decode_cap_per_source_word": 8.0, "decode_cap_margin": 32} if cap else {})}
+        split = {"n": 10, **({"decode_cap": cap} if cap else {})}
+        return {"dataset": "recogs_pos", "dataset_params": {}, "arch": "transformer", "metric": "sem",
+                "hyperparameters": hp, "splits": {"gen": split}}
+
+    fits = {"per_source_word": 8.0, "margin": 32, "rows_cut": 4, "gold_over_cap": 0}
+    assert check_same_setup({66: seed(None), 42: seed(fits)}, raise_error=False) == []
+    too_small = {**fits, "gold_over_cap": 2}
+    assert check_same_setup({66: seed(None), 42: seed(too_small)}, raise_error=False) == ["decode_cap"]
+    assert check_same_setup({66: seed(too_small), 42: seed(too_small)}, raise_error=False) == []

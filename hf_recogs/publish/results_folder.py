@@ -250,6 +250,9 @@ def _checked_checkpoint(checkpoint: str | None, run_dir: Path, dest: Path, seeds
 # it scored, and bf16, what the machine gave (cpu_bf16, the setting, must agree; the aggregate states each seed's
 # precision).
 PER_PROCESS_KEYS = MACHINE_LOCAL_OPTIONS | {"seeds", "data_seed", "eval_splits", "bf16"}
+# The decoding length cap: where it changed no verdict (no gold form longer than its row's cap in any split) seeds
+# decoded with and without it score alike, and it is compared as "harmless"; otherwise by its values.
+DECODE_CAP_KEYS = frozenset({"decode_cap_per_source_word", "decode_cap_margin"})
 
 
 def _option_defaults() -> dict:
@@ -302,7 +305,9 @@ def check_same_setup(seeds: dict[int, dict], raise_error: bool = True) -> list[s
 
     def setup(results: dict) -> dict:
         recorded = {**defaults, **results["hyperparameters"]}
-        hp = {k: v for k, v in recorded.items() if k not in PER_PROCESS_KEYS}
+        hp = {k: v for k, v in recorded.items() if k not in PER_PROCESS_KEYS | DECODE_CAP_KEYS}
+        cut_a_verdict = any(s.get("decode_cap", {}).get("gold_over_cap") for s in results["splits"].values())
+        hp["decode_cap"] = [recorded.get(k) for k in sorted(DECODE_CAP_KEYS)] if cut_a_verdict else "harmless"
         return {"dataset": results["dataset"], "dataset_params": results["dataset_params"],
                 "arch": results["arch"], "metric": results["metric"], **hp}
 
