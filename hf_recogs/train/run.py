@@ -375,13 +375,14 @@ def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str, layo
     from .decode import decode, length_caps
 
     max_length, sources = args.generation_max_length or exp.max_positions, list(rows["input"])
+    cap = decode_length_cap(exp)
     predictions = decode(model, tokenizer, sources, max_length, args.per_device_eval_batch_size, cpu_bf16,
                          exp.max_positions, args.generation_num_beams or 1, desc=f"decoding {split}",
-                         encode=layout.batch if layout is not None else None, length_cap=decode_length_cap(exp))
+                         encode=layout.batch if layout is not None else None, length_cap=cap)
     records = score_rows(predictions, rows["output"], rows["category"], resolve_metric(exp), inputs=rows["input"])
-    if decode_length_cap(exp) is None:
+    if cap is None:
         return records, None
-    caps = length_caps(sources, *decode_length_cap(exp), max_length)
+    caps = length_caps(sources, *cap, max_length)
     # the decoder's start token, then the gold's tokens as training wrote them
     gold_lengths = [1 + len(ids) for ids in tokenizer(list(rows["output"]))["input_ids"]]
     gold_over = sum(length > cap for length, cap in zip(gold_lengths, caps, strict=True))
