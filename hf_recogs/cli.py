@@ -273,17 +273,21 @@ def cmd_score(args) -> int:
 def cmd_errors(args) -> int:
     from . import load_dataset
     from .registry import get_config
-    from .report.errors import error_tables, markdown
+    from .report.errors import error_tables, indices_are_word_positions, markdown
 
     if get_config(args.config).metric == "classification":
         raise CliError(f"{args.config} is a classification config: hf-recogs errors reads seq2seq predictions; "
-                       "give --config a ReCOGS_pos-style config (recogs_pos by default)")
+                       "give --config recogs_pos (the default), cogs or another config whose indices are word "
+                       "positions")
     params = _params(args.param)
     wanted = set(args.category) if args.category else None
     if wanted and not wanted <= set(load_dataset(args.config, split=args.split, **params)["category"]):
         raise CliError(f"{', '.join(sorted(wanted))}: not all categories of {args.config}/{args.split}; "
                        f"name that split's categories (hf-recogs show {args.config})")
     records, declared, _ = scored_records(Path(args.predictions), args.config, args.split, params)
+    if not indices_are_word_positions(records):
+        raise CliError(f"{args.config}/{args.split}: its logical forms do not index a word by its position in the "
+                       "sentence, which hf-recogs errors reads; give --config recogs_pos, cogs or a variant of them")
     groups = declared.category_groups
     tables = error_tables((r for r in records if wanted is None or r["category"] in wanted),
                           groups.depth if groups is not None else None)
@@ -384,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, metavar="PATH", help="also write the scores as JSON")
     p.set_defaults(run=cmd_score)
 
-    p = sub.add_parser("errors", help="where the wrong rows of a ReCOGS_pos-style predictions file first leave "
+    p = sub.add_parser("errors", help="where the wrong rows of a ReCOGS_pos or COGS predictions file first leave "
                                       "the gold form, per category and depth")
     p.add_argument("predictions", help="as for score")
     p.add_argument("--config", default="recogs_pos", help="default: recogs_pos")

@@ -1,6 +1,6 @@
-"""Where ReCOGS_pos predictions first go wrong (hf_recogs.report.errors, ``hf-recogs errors``): each kind of
-first difference on forms written by hand, the subject's roles, and the published seed-66 analysis recomputed
-from its predictions file."""
+"""Where ReCOGS_pos and COGS predictions first go wrong (hf_recogs.report.errors, ``hf-recogs errors``): each kind
+of first difference on forms written by hand, the subject's roles (in both notations), the published seed-66
+analysis recomputed from its predictions file, and the refusal of forms whose indices are not word positions."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hf_recogs.report.errors import (
     error_tables,
     first_difference,
     first_error,
+    indices_are_word_positions,
     markdown,
     subject_role_taker,
     subject_roles,
@@ -76,6 +77,57 @@ TRANSITIVE = "girl ( 1 ) ; * stool ( 4 ) ; frog ( 7 ) ; nmod . on ( 1 , 4 ) AND 
 def test_subject_role_taker_by_hand(gold, predicted_roles, taker):
     nouns, _, _ = gold.rpartition(" ; ")
     assert subject_role_taker(gold, f"{nouns} ; {predicted_roles}") == taker and taker in ROLE_TAKERS
+
+
+# The same sentences in COGS's notation: x _ before each index, the predicate named before its role, indefinite
+# nouns among the predicates, a proper noun by its name
+COGS_TRANSITIVE = ("* stool ( x _ 4 ) ; girl ( x _ 1 ) AND girl . nmod . on ( x _ 1 , x _ 4 ) AND draw . agent "
+                   "( x _ 5 , x _ 1 ) AND draw . theme ( x _ 5 , x _ 7 ) AND frog ( x _ 7 )")
+COGS_TWO_PHRASES = ("* baby ( x _ 1 ) ; * house ( x _ 7 ) ; baby . nmod . on ( x _ 1 , x _ 4 ) AND tray ( x _ 4 ) "
+                    "AND tray . nmod . in ( x _ 4 , x _ 7 ) AND scream . agent ( x _ 8 , x _ 1 )")
+COGS_DATIVE_INPUT = "The spokesman in the house served Emma the rose ."
+COGS_DATIVE = ("* spokesman ( x _ 1 ) ; * house ( x _ 4 ) ; * rose ( x _ 8 ) ; spokesman . nmod . in ( x _ 1 , x _ 4 ) "
+               "AND serve . agent ( x _ 5 , x _ 1 ) AND serve . recipient ( x _ 5 , Emma ) AND serve . theme "
+               "( x _ 5 , x _ 8 )")
+
+
+@pytest.mark.parametrize("gold, prediction, taker", [
+    (COGS_TRANSITIVE, COGS_TRANSITIVE, "the subject"),
+    (COGS_TRANSITIVE, COGS_TRANSITIVE.replace("agent ( x _ 5 , x _ 1 )", "agent ( x _ 5 , x _ 4 )"),
+     "the phrase's noun before the verb"),
+    (COGS_TRANSITIVE, COGS_TRANSITIVE.replace("agent ( x _ 5 , x _ 1 )", "agent ( x _ 5 , x _ 7 )"),
+     "a noun after the verb"),
+    (COGS_TWO_PHRASES, COGS_TWO_PHRASES.replace("agent ( x _ 8 , x _ 1 )", "agent ( x _ 8 , x _ 4 )"),
+     "another noun of the phrase"),  # tray is indefinite: COGS writes it among the predicates, not in the list
+    (COGS_TWO_PHRASES, COGS_TWO_PHRASES.replace("agent ( x _ 8 , x _ 1 )", "agent ( x _ 2 , x _ 1 )"), "no one"),
+    (COGS_DATIVE, COGS_DATIVE.replace("agent ( x _ 5 , x _ 1 )", "agent ( x _ 5 , Emma )"),
+     "a noun after the verb"),  # Emma is word 6 of the input
+])
+def test_subject_role_taker_reads_cogs(gold, prediction, taker):
+    assert subject_role_taker(gold, prediction, COGS_DATIVE_INPUT) == taker
+
+
+def test_subject_roles_and_phrases_read_cogs():
+    prediction = COGS_DATIVE.replace("agent ( x _ 5 , x _ 1 )", "theme ( x _ 5 , x _ 1 )")
+    assert subject_roles(COGS_DATIVE, prediction) == ("agent", "theme")
+    rows = [{"input": COGS_DATIVE_INPUT, "gold": COGS_DATIVE, "prediction": prediction,
+             "category": "obj_pp_to_subj_pp", "sem": False},
+            {"input": COGS_DATIVE_INPUT, "gold": COGS_DATIVE, "category": "obj_pp_to_subj_pp", "sem": False,
+             "prediction": COGS_DATIVE.replace("spokesman . nmod . in ( x _ 1 , x _ 4 ) AND ", "")}]
+    tables = error_tables(rows)
+    assert tables["subject_phrase_right"] == 1 and tables["subject_roles"] == {("agent", "theme"): 1,
+                                                                               ("agent", "agent"): 1}
+
+
+def test_indices_are_word_positions_in_recogs_pos_and_cogs_not_in_recogs():
+    recogs_pos = {"input": "A cat in a house painted .",
+                  "gold": "cat ( 1 ) ; house ( 4 ) ; nmod . in ( 1 , 4 ) AND paint ( 5 ) AND agent ( 5 , 1 )"}
+    cogs = {"input": COGS_DATIVE_INPUT, "gold": COGS_DATIVE}
+    # ReCOGS as released renames every index at random (indices of that kind, written by hand)
+    recogs = {"input": "A cat in a house painted .",
+              "gold": "cat ( 34 ) ; house ( 9 ) ; nmod . in ( 34 , 9 ) AND paint ( 27 ) AND agent ( 27 , 34 )"}
+    assert indices_are_word_positions([recogs_pos]) and indices_are_word_positions([cogs])
+    assert not indices_are_word_positions([recogs_pos, recogs]) and not indices_are_word_positions([])
 
 
 def test_subject_role_taker_needs_a_subject_with_a_role():
@@ -147,6 +199,39 @@ def test_errors_names_a_category_the_split_lacks(mirror, tmp_path, capsys):
     assert main(["errors", str(path), "--category", "no_such_category"]) != 0
     err = capsys.readouterr().err.strip()
     assert "no_such_category" in err and "\n" not in err
+
+
+@pytest.mark.mirror
+def test_errors_reads_the_published_cogs_run(mirror, capsys):
+    # Before COGS was read, every subject role of a COGS file came out "none" and every role taker was missing
+    import gzip
+    import json
+
+    from hf_recogs.cli import main
+
+    path = ROOT / "results" / "cogs_transformer_fast" / "seed_42" / "predictions_gen.jsonl.gz"
+    with gzip.open(path, "rt") as f:
+        wrong = sum(not r["exact"] for r in map(json.loads, f) if r["category"] == "obj_pp_to_subj_pp")
+    assert main(["errors", str(path), "--config", "cogs", "--category", "obj_pp_to_subj_pp"]) == 0
+    out = capsys.readouterr().out
+    assert f"| obj_pp_to_subj_pp | {wrong} |" in out and "| none | none |" not in out
+    takers = out.strip().splitlines()[-1]
+    assert sum(int(n) for n in takers.strip("|").split("|")) == wrong  # every gold form gives its subject a role
+
+
+@pytest.mark.mirror
+def test_errors_refuses_forms_whose_indices_are_not_word_positions(mirror, tmp_path, capsys):
+    import json
+
+    from hf_recogs import load_dataset
+    from hf_recogs.cli import main
+
+    validation = load_dataset("recogs", split="validation")
+    path = tmp_path / "recogs_validation.jsonl"
+    path.write_text("".join(json.dumps({"prediction": form}) + "\n" for form in validation["output"]))
+    assert main(["errors", str(path), "--config", "recogs", "--split", "validation"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "recogs/validation" in err and "--config recogs_pos" in err and "\n" not in err
 
 
 def test_errors_refuses_a_classification_config_in_one_line(tmp_path, capsys):

@@ -1,9 +1,13 @@
-"""Where ReCOGS_pos predictions go wrong, from a predictions file alone (no model): for every wrong row, the first
-token where the prediction leaves the gold logical form, by kind; for ``obj_pp_to_subj_pp``, the role the
+"""Where ReCOGS_pos or COGS predictions go wrong, from a predictions file alone (no model): for every wrong row, the
+first token where the prediction leaves the gold logical form, by kind; for ``obj_pp_to_subj_pp``, the role the
 prediction gives the subject.
 
 A ReCOGS_pos logical form lists its nouns first (``* baby ( 1 ) ; tray ( 4 ) ;``), then its predicates joined by
-``AND`` (``nmod . on ( 1 , 4 ) AND scream ( 8 ) AND agent ( 8 , 1 )``). The kinds of the first difference:
+``AND`` (``nmod . on ( 1 , 4 ) AND scream ( 8 ) AND agent ( 8 , 1 )``). COGS writes the same indices as ``x _ 1``,
+lists only its definite nouns first, names the predicate before each role (``baby . nmod . on ( x _ 1 , x _ 4 )``,
+``scream . agent ( x _ 8 , x _ 1 )``) and a proper noun by its name (``agent ( x _ 8 , Emma )``); the tables read
+both. Both index a word by its position in the sentence, which the analysis of the subject's roles needs
+(``indices_are_word_positions``; ReCOGS's random indices do not). The kinds of the first difference:
 
 - ``ends too early`` / ``goes on after the gold end``: one of the two forms stops where the other goes on;
 - in the noun list: ``a noun after the last one`` (the gold form starts its predicates, the prediction lists
@@ -24,6 +28,7 @@ prediction gives the subject's (first) gold role: a word of the subject's phrase
 model can take for the subject, since in training the subject is also the noun just before its verb.
 
     hf-recogs errors results/recogs_pos_transformer_fast/seed_66/predictions_gen.jsonl.gz
+    hf-recogs errors --config cogs results/cogs_transformer_fast/seed_42/predictions_gen.jsonl.gz
 """
 
 from __future__ import annotations
@@ -37,10 +42,11 @@ from typing import Any
 KINDS = ("ends too early", "goes on after the gold end", "a noun after the last one", "the noun list ends early",
          "the previous noun or index again", "noun list: other", "wrong preposition", "wrong index",
          "wrong number of arguments", "predicates: other")
-_ROLE = re.compile(r"\b(agent|theme|recipient) \( (\d+) , (\d+) \)")
-_NMOD_HEAD = re.compile(r"nmod \. \w+ \( (\d+) ,")
-_NMOD = re.compile(r"nmod \. \w+ \( \d+ , \d+ \)")
-_NOUN = re.compile(r"\( (\d+) \)")
+# an index: ReCOGS_pos writes the word's position, COGS ``x _`` and the position
+_ROLE = re.compile(r"\b(agent|theme|recipient) \( (?:x _ )?(\d+) , (?:x _ )?(\w+) \)")  # COGS: a name argument
+_NMOD_HEAD = re.compile(r"nmod \. \w+ \( (?:x _ )?(\d+) ,")
+_NMOD = re.compile(r"nmod \. \w+ \( (?:x _ )?\d+ , (?:x _ )?\d+ \)")
+_ONE_ARGUMENT = re.compile(r"(\w+) \( (?:x _ )?(\d+) \)")
 ROLE_TAKERS = ("the subject", "the phrase's noun before the verb", "another noun of the phrase",
                "a noun after the verb", "another word", "no one")
 
@@ -107,31 +113,52 @@ def subject_roles(gold: str, prediction: str) -> tuple[str, str]:
     return roles(gold), roles(prediction)
 
 
-def subject_role_taker(gold: str, prediction: str) -> str | None:
+def subject_role_taker(gold: str, prediction: str, source: str | None = None) -> str | None:
     """For ``obj_pp_to_subj_pp``: who gets the subject's first gold role in ``prediction`` (``ROLE_TAKERS``).
     With ``agent ( 8 , 1 )`` in the gold form, the prediction's ``agent ( 8 , j )`` names j: the subject (1), the
     last noun of the subject's phrase (the nouns between the subject and the verb), another noun of that phrase,
-    a noun after the verb, another word, or no one (no ``agent ( 8 , …`` at all). None when the gold form gives
-    the subject no role."""
+    a noun after the verb, another word, or no one (no ``agent ( 8 , …`` at all). A COGS prediction that names a
+    proper noun is placed by that name's position in ``source`` (another word without it). None when the gold form
+    gives the subject no role."""
     subject = _subject(gold)
     if subject is None:
         return None
-    role = next(((r, int(verb)) for r, verb, arg in _ROLE.findall(gold) if int(arg) == subject), None)
+    role = next(((r, int(verb)) for r, verb, arg in _ROLE.findall(gold) if arg == str(subject)), None)
     if role is None:
         return None
     name, verb = role
-    taker = next((int(arg) for r, v, arg in _ROLE.findall(prediction) if r == name and int(v) == verb), None)
-    noun_list = gold.split(" ; ")[:-1]
-    phrase = sorted(n for n in (int(x) for x in _NOUN.findall(" ; ".join(noun_list))) if subject < n < verb)
-    if taker is None:
+    named = next((arg for r, v, arg in _ROLE.findall(prediction) if r == name and int(v) == verb), None)
+    if named is None:
         return "no one"
+    words = source.split() if source is not None else []
+    proper_noun = named[:1].isupper() and named in words
+    taker = int(named) if named.isdigit() else words.index(named) if proper_noun else None
+    # the phrase's nouns: every one-argument conjunct between the subject and its verb (the noun list of
+    # ReCOGS_pos; COGS lists only its definite nouns there and writes the others among the predicates)
+    phrase = sorted({int(n) for _, n in _ONE_ARGUMENT.findall(gold) if subject < int(n) < verb})
     if taker == subject:
         return "the subject"
     if phrase and taker == phrase[-1]:
         return "the phrase's noun before the verb"
     if taker in phrase:
         return "another noun of the phrase"
-    return "a noun after the verb" if taker > verb else "another word"
+    return "a noun after the verb" if taker is not None and taker > verb else "another word"
+
+
+def indices_are_word_positions(rows: Iterable[dict[str, Any]], sample: int = 200) -> bool:
+    """Whether the gold forms of ``rows`` index a word by its position in the input, as ReCOGS_pos and COGS do:
+    in the first ``sample`` rows, every one-argument conjunct whose name is a word of the input (``baby ( 1 )``,
+    ``* house ( x _ 7 )``; not a verb's lemma) names the word at that position."""
+    checked = 0
+    for r in rows:
+        words = r["input"].split()
+        for name, index in _ONE_ARGUMENT.findall(r["gold"]):
+            if name in words and (int(index) >= len(words) or words[int(index)] != name):
+                return False
+        checked += 1
+        if checked == sample:
+            break
+    return checked > 0
 
 
 def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any]:
@@ -159,7 +186,7 @@ def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any
         positions[key].append(first_difference(r["gold"], r["prediction"]))
         if category == "obj_pp_to_subj_pp":
             roles[subject_roles(r["gold"], r["prediction"])] += 1
-            taker = subject_role_taker(r["gold"], r["prediction"])
+            taker = subject_role_taker(r["gold"], r["prediction"], r.get("input"))
             if taker is not None:
                 takers[taker] += 1
             phrase_right += set(_NMOD.findall(r["gold"])) <= set(_NMOD.findall(r["prediction"]))
