@@ -280,14 +280,16 @@ def cmd_errors(args) -> int:
                        "give --config recogs_pos (the default), cogs or another config whose indices are word "
                        "positions")
     params = _params(args.param)
+    data = load_dataset(args.config, split=args.split, **params)
     wanted = set(args.category) if args.category else None
-    if wanted and not wanted <= set(load_dataset(args.config, split=args.split, **params)["category"]):
+    if wanted and not wanted <= set(data["category"]):
         raise CliError(f"{', '.join(sorted(wanted))}: not all categories of {args.config}/{args.split}; "
                        f"name that split's categories (hf-recogs show {args.config})")
-    records, declared, _ = scored_records(Path(args.predictions), args.config, args.split, params)
-    if not indices_are_word_positions(records):
+    # from the split's own gold forms, before the predictions are read and scored
+    if not indices_are_word_positions({"input": row["input"], "gold": row["output"]} for row in data):
         raise CliError(f"{args.config}/{args.split}: its logical forms do not index a word by its position in the "
                        "sentence, which hf-recogs errors reads; give --config recogs_pos, cogs or a variant of them")
+    records, declared, _ = scored_records(Path(args.predictions), args.config, args.split, params)
     groups = declared.category_groups
     tables = error_tables((r for r in records if wanted is None or r["category"] in wanted),
                           groups.depth if groups is not None else None)
