@@ -18,8 +18,8 @@ Public API (all total on strings: malformed input never raises, it is a :class:`
   refinement (CFI graphs, Latin-square graphs) get there; no COGS/ReCOGS/SLOG pair comes near the default;
 - :func:`diagnose` — the verdict plus a reason code and missing/extra atoms, for error analysis;
 - :func:`exact_match` — whitespace-normalised string equality (COGS's official metric);
-- :func:`depth_first_order` — a ReCOGS form with its conjuncts reordered, the same meaning for SEM (training
-  targets, ``target_order``).
+- :func:`depth_first_order`, :func:`nmod_last_order` — a ReCOGS form with its conjuncts reordered, the same
+  meaning for SEM (training targets, ``target_order``).
 
 Formats (``fmt`` argument):
 
@@ -70,6 +70,7 @@ __all__ = [
     "depth_first_order",
     "diagnose",
     "exact_match",
+    "nmod_last_order",
     "normalize",
     "parse",
     "parse_or_raise",
@@ -1134,25 +1135,17 @@ def depth_first_order(text: str) -> str:
     own conjuncts (its ``nmod``, or the verb and roles of its clause), recursively; so a prepositional phrase
     follows the role of the noun it modifies, wherever that noun stands. SEM ignores conjunct order: the result
     matches ``text``. Raises :class:`LogicalFormError` on a form that is not ReCOGS."""
-    form = parse_or_raise(text, "recogs")
-    conjuncts: list[list[str]] = [[]]
-    separators: list[str] = []
-    for token in tokenize(text):
-        if token in _SEPARATORS:
-            separators.append(token)
-            conjuncts.append([])
-        else:
-            conjuncts[-1].append(token)
-    if form.term is not None or len(conjuncts) != len(form.atoms):  # a lone name or a lambda: nothing to order
+    split = _split_conjuncts(text)
+    if split is None:
         return " ".join(tokenize(text))
-    start = max((i + 1 for i, s in enumerate(separators) if s == ";"), default=0)
-    block = range(start, len(conjuncts))  # the AND-joined conjuncts after the noun list
+    atoms, noun_list, conjuncts = split
+    block = range(len(conjuncts))
 
     def first(i: int) -> str:
-        return form.atoms[i].args[0].name
+        return atoms[i].args[0].name
 
     def second(i: int) -> str | None:
-        args = form.atoms[i].args
+        args = atoms[i].args
         return args[1].name if len(args) > 1 and isinstance(args[1], Variable) else None
 
     own: dict[str, list[int]] = {}
@@ -1176,8 +1169,46 @@ def depth_first_order(text: str) -> str:
             visit(first(i))
     for i in block:
         visit(first(i))
-    words = [w for i in range(start) for w in (*conjuncts[i], separators[i])]
-    return " ".join(words + " AND ".join(" ".join(conjuncts[i]) for i in order).split())
+    return _join(noun_list, [conjuncts[i] for i in order])
+
+
+def nmod_last_order(text: str) -> str:
+    """A ReCOGS logical form with every ``nmod`` conjunct moved after all the other ``AND`` conjuncts, each group
+    in its own order (the noun list up to the last ``;`` stays as it is). ReCOGS writes the conjuncts by the
+    position of their first argument, so a subject's ``nmod . in ( 1 , 4 )`` comes before its verb; an object's,
+    the only phrase most training forms have, after every role of its verb. With every phrase last, a phrase
+    follows the roles wherever its noun stands, whichever role that noun has. SEM ignores conjunct order: the
+    result matches ``text``. Raises :class:`LogicalFormError` on a form that is not ReCOGS."""
+    split = _split_conjuncts(text)
+    if split is None:
+        return " ".join(tokenize(text))
+    _, noun_list, conjuncts = split
+    phrases = [c for c in conjuncts if c[0] == "nmod"]
+    return _join(noun_list, [c for c in conjuncts if c[0] != "nmod"] + phrases)
+
+
+def _split_conjuncts(text: str) -> tuple[tuple[Atom, ...], list[str], list[list[str]]] | None:
+    """A ReCOGS form cut into the tokens of its noun list (each entry with its ``;``), and the ``AND`` conjuncts
+    after it, parsed and as tokens; ``None`` for a form with nothing to order (a lone name, a lambda). Raises
+    :class:`LogicalFormError` on a form that is not ReCOGS."""
+    form = parse_or_raise(text, "recogs")
+    conjuncts: list[list[str]] = [[]]
+    separators: list[str] = []
+    for token in tokenize(text):
+        if token in _SEPARATORS:
+            separators.append(token)
+            conjuncts.append([])
+        else:
+            conjuncts[-1].append(token)
+    if form.term is not None or len(conjuncts) != len(form.atoms):
+        return None
+    start = max((i + 1 for i, s in enumerate(separators) if s == ";"), default=0)
+    noun_list = [w for i in range(start) for w in (*conjuncts[i], separators[i])]
+    return form.atoms[start:], noun_list, conjuncts[start:]
+
+
+def _join(noun_list: list[str], conjuncts: list[list[str]]) -> str:
+    return " ".join(noun_list + " AND ".join(" ".join(c) for c in conjuncts).split())
 
 
 def arguments_first(text: str) -> str:

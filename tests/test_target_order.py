@@ -1,12 +1,12 @@
-"""``target_order: depth_first``: ReCOGS forms whose AND conjuncts follow each noun's role with its own ``nmod``
-(and each clause's verb with its roles), the same meaning for SEM; only on the training split; refused where the
-metric is not SEM."""
+"""``target_order``: ReCOGS forms whose AND conjuncts follow each noun's role with its own ``nmod`` (and each
+clause's verb with its roles: ``depth_first``), or put every ``nmod`` last (``nmod_last``), the same meaning for
+SEM; only on the training split; refused where the metric is not SEM. And ``arguments_first`` (below)."""
 
 import datasets
 import pytest
 from conftest import needs_mirror
 
-from hf_recogs.logical_forms import LogicalFormError, depth_first_order, sem_match
+from hf_recogs.logical_forms import LogicalFormError, depth_first_order, nmod_last_order, sem_match
 from hf_recogs.train import ConfigError, parse_args
 from hf_recogs.train.data import training_rows
 
@@ -85,13 +85,15 @@ def test_the_training_split_is_reordered_and_nothing_else():
     assert training_rows(exp, raw, seed=0)["output"] == [gold]
 
 
-def test_cogs_forms_stop_the_run_in_one_line():
+@pytest.mark.parametrize("order", ["depth_first", "nmod_last"])
+def test_cogs_forms_stop_the_run_in_one_line(order):
     """COGS and SLOG are scored by SEM too, but their ``x _ N`` forms are not ReCOGS: refused before training."""
-    exp, _ = parse_args(["configs/smoke.yaml", "dataset=cogs", "target_order=depth_first"])
+    exp, _ = parse_args(["configs/smoke.yaml", "dataset=cogs", f"target_order={order}"])
     raw = {"train": datasets.Dataset.from_list([{"input": "A cat smiled .", "category": "in_distribution",
                                                   "output": "cat ( x _ 1 ) AND smile . agent ( x _ 2 , x _ 1 )"}])}
     with pytest.raises(ConfigError) as err:
         training_rows(exp, raw, seed=0)
+    assert f"target_order={order} reorders ReCOGS forms" in str(err.value)
     assert "leave target_order out for this dataset" in str(err.value) and "\n" not in str(err.value)
 
 
@@ -111,8 +113,83 @@ def test_the_model_card_says_the_targets_were_reordered():
     from hf_recogs.report.card import _target_order_note
 
     assert "depth-first" in _target_order_note({"hyperparameters": {"target_order": "depth_first"}})
+    assert "`nmod` conjunct moved after" in _target_order_note({"hyperparameters": {"target_order": "nmod_last"}})
     assert _target_order_note({"hyperparameters": {"target_order": "dataset"}}) == ""
     assert _target_order_note({"hyperparameters": {}}) == ""  # runs recorded before the option
+
+
+# ---------------------------------------------------------------------------------------------------------
+# nmod_last: every phrase after the other conjuncts
+
+# (gold as ReCOGS_pos writes it, every nmod last, written out by hand)
+NMOD_LAST_BY_HAND = [
+    # obj_pp_to_subj_pp: the subject's phrases (a chain of two) go behind the verb and its role, in their order
+    ("* baby ( 1 ) ; tray ( 4 ) ; * house ( 7 ) ; nmod . on ( 1 , 4 ) AND nmod . in ( 4 , 7 ) AND scream ( 8 ) "
+     "AND agent ( 8 , 1 )",
+     "* baby ( 1 ) ; tray ( 4 ) ; * house ( 7 ) ; scream ( 8 ) AND agent ( 8 , 1 ) AND nmod . on ( 1 , 4 ) "
+     "AND nmod . in ( 4 , 7 )"),
+    # a dative whose theme carries the phrase: already last, unchanged (depth-first order moves it)
+    ("Isabella ( 0 ) ; box ( 3 ) ; tree ( 6 ) ; Emma ( 8 ) ; forward ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 ) "
+     "AND recipient ( 1 , 8 ) AND nmod . on ( 3 , 6 )",
+     "Isabella ( 0 ) ; box ( 3 ) ; tree ( 6 ) ; Emma ( 8 ) ; forward ( 1 ) AND agent ( 1 , 0 ) AND theme ( 1 , 3 ) "
+     "AND recipient ( 1 , 8 ) AND nmod . on ( 3 , 6 )"),
+    # a control verb: the phrase goes behind the infinitive's clause too
+    ("* girl ( 1 ) ; * vehicle ( 4 ) ; nmod . in ( 1 , 4 ) AND need ( 5 ) AND agent ( 5 , 1 ) AND xcomp ( 5 , 7 ) "
+     "AND walk ( 7 ) AND agent ( 7 , 1 )",
+     "* girl ( 1 ) ; * vehicle ( 4 ) ; need ( 5 ) AND agent ( 5 , 1 ) AND xcomp ( 5 , 7 ) AND walk ( 7 ) "
+     "AND agent ( 7 , 1 ) AND nmod . in ( 1 , 4 )"),
+    # two sentences joined: the first one's phrase goes behind the second sentence
+    ("* cat ( 1 ) ; * box ( 4 ) ; * bag ( 7 ) ; * dog ( 9 ) ; see ( 2 ) AND agent ( 2 , 1 ) AND theme ( 2 , 4 ) "
+     "AND nmod . in ( 4 , 7 ) AND run ( 10 ) AND agent ( 10 , 9 )",
+     "* cat ( 1 ) ; * box ( 4 ) ; * bag ( 7 ) ; * dog ( 9 ) ; see ( 2 ) AND agent ( 2 , 1 ) AND theme ( 2 , 4 ) "
+     "AND run ( 10 ) AND agent ( 10 , 9 ) AND nmod . in ( 4 , 7 )"),
+    ("sleep ( 0 ) AND agent ( 0 , 1 )", "sleep ( 0 ) AND agent ( 0 , 1 )"),  # no noun list, no phrase
+    ("Paula", "Paula"),  # a primitive's lone name
+]
+
+
+@pytest.mark.parametrize(("gold", "expected"), NMOD_LAST_BY_HAND)
+def test_nmod_last_order_by_hand(gold, expected):
+    assert nmod_last_order(gold) == expected
+    assert sem_match(expected, gold)
+
+
+def test_nmod_last_refuses_a_form_that_is_not_recogs():
+    with pytest.raises(LogicalFormError):
+        nmod_last_order("* cat ( x _ 1 ) ; cat . nmod . in ( x _ 1 , x _ 4 ) AND smile . agent ( x _ 5 , x _ 1 )")
+
+
+@needs_mirror
+@pytest.mark.parametrize("split", ["train", "gen"])
+def test_every_recogs_pos_form_keeps_its_meaning_with_every_phrase_last(split):
+    """On the whole split: the same noun list, the other conjuncts in their order and then the nmod conjuncts in
+    theirs (so SEM is true by construction, and checked on a sample); every obj_pp_to_subj_pp form moves."""
+    import hf_recogs
+
+    rows = hf_recogs.load_dataset("recogs_pos", split=split)
+    moved = 0
+    for gold in rows["output"]:
+        form = nmod_last_order(gold)
+        assert form.rsplit(";", 1)[0] == gold.rsplit(";", 1)[0]
+        gold_conjuncts, conjuncts = _and_conjuncts(gold), _and_conjuncts(form)
+        phrases = [c for c in gold_conjuncts if c[0] == "nmod"]
+        assert conjuncts == [c for c in gold_conjuncts if c[0] != "nmod"] + phrases, (gold, form)
+        moved += form != gold
+    assert moved > 0
+    if split == "gen":
+        obj_pp = [o for o, c in zip(rows["output"], rows["category"], strict=True) if c == "obj_pp_to_subj_pp"]
+        assert len(obj_pp) == 1000 and all(nmod_last_order(o) != o for o in obj_pp)
+    sample = rows.select(range(0, len(rows), 97))
+    assert all(sem_match(nmod_last_order(g), g) for g in sample["output"])
+
+
+def test_nmod_last_reorders_the_training_split():
+    exp, _ = parse_args(["configs/smoke.yaml", "dataset=recogs_pos", "target_order=nmod_last"])
+    gold, expected = NMOD_LAST_BY_HAND[0]
+    raw = {"train": datasets.Dataset.from_list([{"input": "The baby on a tray in the house screamed .",
+                                                  "output": gold, "category": "in_distribution"}])}
+    assert training_rows(exp, raw, seed=0)["output"] == [expected]
+    assert raw["train"]["output"] == [gold]
 
 
 # ---------------------------------------------------------------------------------------------------------

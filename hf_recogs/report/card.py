@@ -135,6 +135,10 @@ def _target_order_note(results: dict[str, Any]) -> str:
                 "model writes that order; its config says so (`hf_recogs_target_order`), and hf_recogs' decoding "
                 "gives its outputs back in the dataset's order before every split is scored against the dataset's "
                 "own outputs (`hf_recogs.logical_forms.predicates_first` does it for outputs of your own).")
+    if order == "nmod_last":
+        return ("\n\nTraining targets: the dataset's logical forms with every `nmod` conjunct moved after the other "
+                "`AND` conjuncts (`target_order: nmod_last`). SEM ignores conjunct order, and every split is scored "
+                "against the dataset's own outputs.")
     return ("\n\nTraining targets: the dataset's logical forms with their `AND` conjuncts in depth-first order "
             "(`target_order: depth_first`: each noun's `nmod` right after the role that names it). SEM ignores "
             "conjunct order, and every split is scored against the dataset's own outputs.")

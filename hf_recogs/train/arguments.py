@@ -28,7 +28,7 @@ EVAL_SPLITS = tuple(s for s in SPLITS if s != "train")
 METRICS = ("auto", *DATASET_METRICS)  # auto: the one the dataset's catalogue entry declares
 DATA_ORDERS = ("reshuffle", "fixed", "grouped")
 LOSS_WEIGHTINGS = ("batch", "token")
-TARGET_ORDERS = ("dataset", "depth_first", "arguments_first")
+TARGET_ORDERS = ("dataset", "depth_first", "nmod_last", "arguments_first")
 # Options that say where and how one machine ran a run, not what was trained: the model card's reproduce
 # command leaves them out, and the seeds of one published run may differ in them. The decoding batch is sized
 # to the machine's memory and changes no result; TF32 matmuls exist only on recent NVIDIA GPUs (transformers
@@ -117,7 +117,8 @@ class ExperimentArguments:
             "help": "dataset: train on the outputs as the dataset writes them; depth_first: train on ReCOGS forms "
             "whose AND conjuncts are in depth-first order (each noun's nmod right after the role that names it; "
             "hf_recogs.logical_forms.depth_first_order), the same meanings for SEM; the training split only, "
-            "scoring always against the dataset's outputs; arguments_first: train on forms whose conjuncts are "
+            "scoring always against the dataset's outputs; nmod_last: the same, with every nmod conjunct after "
+            "the others (hf_recogs.logical_forms.nmod_last_order); arguments_first: train on forms whose conjuncts are "
             "written '( 1 , 0 ) agent' (hf_recogs.logical_forms.arguments_first), the model saved with that order "
             "so that its decoded outputs go back to the dataset's before they are scored or written"
         },
@@ -289,7 +290,7 @@ class ExperimentArguments:
                 raise ConfigError(f"oversample: {kind} must repeat a whole number of times (1 or more), got {times!r}")
 
     def _check_target_order(self) -> None:
-        """``depth_first`` and ``arguments_first`` rewrite the outputs in ways only SEM reads through (the latter
+        """``depth_first``, ``nmod_last`` and ``arguments_first`` rewrite the outputs in ways only SEM reads through (the latter
         after its inverse): refuse them where the metric is another."""
         if self.target_order not in TARGET_ORDERS:
             raise ConfigError(f"target_order={self.target_order!r} is not one of {', '.join(TARGET_ORDERS)}")

@@ -6,7 +6,7 @@ import functools
 import logging
 import random
 
-from ..logical_forms import LogicalFormError, arguments_first, depth_first_order
+from ..logical_forms import LogicalFormError, arguments_first, depth_first_order, nmod_last_order
 from .arguments import ConfigError, ExperimentArguments
 
 logger = logging.getLogger("hf_recogs.train")
@@ -235,23 +235,28 @@ def training_rows(exp: ExperimentArguments, raw, seed: int):
 
 
 def in_target_order(rows, target_order: str):
-    """``rows`` with their outputs written in ``target_order`` (``depth_first``, ``arguments_first``; as they are
-    for ``dataset``). An output the order cannot rewrite stops the run before training, in one line."""
-    rewrite = {"depth_first": _depth_first, "arguments_first": _arguments_first}.get(target_order)
+    """``rows`` with their outputs written in ``target_order`` (``depth_first``, ``nmod_last``,
+    ``arguments_first``; as they are for ``dataset``). An output the order cannot rewrite stops the run before
+    training, in one line."""
+    rewrite = {"depth_first": _reordered(depth_first_order, "depth_first"),
+               "nmod_last": _reordered(nmod_last_order, "nmod_last"),
+               "arguments_first": _arguments_first}.get(target_order)
     if rewrite is None:
         return rows
     return rows.map(lambda batch: {"output": [rewrite(o) for o in batch["output"]]}, batched=True,
                     keep_in_memory=True, desc=None)
 
 
-def _depth_first(output: str) -> str:
-    """A training target in depth-first order; a form that is not ReCOGS (COGS's ``x _ N`` variables, SLOG) stops
-    the run before training, in one line."""
-    try:
-        return depth_first_order(output)
-    except LogicalFormError as err:
-        raise ConfigError(f"target_order=depth_first reorders ReCOGS forms, and a training output is not one "
-                          f"({err.reason}: {output[:60]!r}); leave target_order out for this dataset") from None
+def _reordered(reorder, name: str):
+    """A training target's rewriting by ``reorder`` (a ReCOGS conjunct order); a form that is not ReCOGS (COGS's
+    ``x _ N`` variables, SLOG) stops the run before training, in one line."""
+    def rewrite(output: str) -> str:
+        try:
+            return reorder(output)
+        except LogicalFormError as err:
+            raise ConfigError(f"target_order={name} reorders ReCOGS forms, and a training output is not one "
+                              f"({err.reason}: {output[:60]!r}); leave target_order out for this dataset") from None
+    return rewrite
 
 
 def _arguments_first(output: str) -> str:
