@@ -45,6 +45,12 @@ def read_predictions(folder: Path) -> list[dict]:
     raise SystemExit(f"{folder} has no predictions_gen.jsonl[.gz]: pass the seed folder of a run that scored gen")
 
 
+def require_checkpoint(folder: Path) -> None:
+    if not (folder / "config.json").exists():
+        raise SystemExit(f"{folder} holds no model (a published run keeps one for few seeds): pass a seed folder with "
+                         "config.json and model.safetensors, or the run's own output folder")
+
+
 def replaced(text: str, noun: str, by: str) -> str:
     return " ".join(by if word == noun else word for word in text.split())
 
@@ -82,6 +88,7 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"{args.checkpoint} is a {results.get('dataset')} run: this probe reads ReCOGS_pos forms "
                          "(role ( verb , argument ) with word indices)")
     rows = read_predictions(args.checkpoint)
+    require_checkpoint(args.checkpoint)
     model = AutoModelForSeq2SeqLM.from_pretrained(args.checkpoint).eval()
     tokenizer = AutoTokenizer.from_pretrained(args.checkpoint)
     encode = SourceLayout.for_model(model, tokenizer).batch if results.get("input_structure") else None
