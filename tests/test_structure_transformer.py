@@ -265,7 +265,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
                         "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
                         "pointer_arity_mask": True, "pointer_head_counts": True, "output_copy": True,
                         "output_copy_lexicon": True, "pointer_named_words": True, "encoder_word_classes": True,
-                        "pointer_offsets_scope": "noun_list"})
+                        "pointer_offsets_scope": "noun_list", "output_copy_positions": True})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -292,6 +292,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["output_copy"] is True and "(`output_copy`, a pointer-generator)" in card
     assert structure["output_copy_lexicon"] is True and "`blessed` wrote `bless`; `output_copy_lexicon`" in card
     assert structure["pointer_named_words"] is True and "(`scream` named `screamed`; `pointer_named_words`)" in card
+    assert structure["output_copy_positions"] is True and "position tokens nothing (`output_copy_positions`)" in card
     assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
     assert structure["encoder_word_classes"] is True and "noun, verb or other (`encoder_word_classes`)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
@@ -308,11 +309,13 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
         render_model_card(relative))
     without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False,
                                           "pointer_arity_mask": False, "pointer_head_counts": False,
-                                          "output_copy": False, "output_copy_lexicon": False}}
+                                          "output_copy": False, "output_copy_lexicon": False,
+                                          "output_copy_positions": False}}
     assert "`pointer_values`" not in str(render_model_card(without))
     assert "`pointer_head_counts`" not in str(render_model_card(without))
     assert "`output_copy`" not in str(render_model_card(without))
     assert "`output_copy_lexicon`" not in str(render_model_card(without))
+    assert "`output_copy_positions`" not in str(render_model_card(without))
     assert "`pointer_arity_mask`" not in str(render_model_card(without))
     assert "`encoder_word_classes`" not in str(render_model_card(without))
     baseline = {**res, "arch": "transformer", "input_structure": None}
@@ -1447,3 +1450,92 @@ def test_a_copy_model_trains_on_the_mixture_and_decodes_as_it_trains(pointer_tok
             copying(encoder_outputs=BaseModelOutput(last_hidden_state=encoder.last_hidden_state),
                     attention_mask=batch["attention_mask"], relation_ids=batch["relation_ids"], labels=labels)
     _decodes_as_it_trains_and_reloads(copying, batch, labels, teacher, tmp_path, reload_atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# output_copy_positions: position tokens written by pointing at the source's words
+
+
+def test_position_copy_by_hand():
+    """p(w) = gate * copy(w) + (1 - gate) * ((1 - h) * vocabulary(w) + h * pointed(w)): the vocabulary's softmax
+    over the tokens that name no position, and pointed(w) the second attention's share of the source word whose
+    position w names. After the first eos (structure tokens), in padding and at a position without a token there
+    is no word to name."""
+    from hf_recogs.models.modeling_structure_transformer import OutputCopy, PositionCopy
+
+    torch.manual_seed(0)
+    # vocabulary of 10: tokens 5, 6, 7 name positions 0, 1, 2, position 3 has no token, 8 and 9 name 4 and 5;
+    # 2 is eos
+    positions = PositionCopy(d_model=4, token_of_position=[5, 6, 7, -1, 8, 9], eos_token_id=2)
+    copy = OutputCopy(d_model=4, positions=positions)
+    hidden, encoder_hidden = torch.randn(1, 2, 4), torch.randn(1, 6, 4)
+    vocabulary_logits = torch.randn(1, 2, 10)
+    # words at 0..3 (ids 3, 4, 3, 4), eos at 4, a structure token at 5 (id 3 again)
+    source_ids = torch.tensor([[3, 4, 3, 4, 2, 3]])
+    with torch.no_grad():
+        out = copy(hidden, vocabulary_logits, encoder_hidden, source_ids, torch.ones(1, 6, dtype=torch.long))
+        for t in range(2):
+            h = hidden[0, t]
+            word_scores = torch.stack([(copy.query.weight @ h) @ (copy.key.weight @ encoder_hidden[0, s]) / 2
+                                       for s in range(6)])
+            word_attention = word_scores.softmax(0)
+            position_scores = torch.stack([(positions.query.weight @ h) @ (positions.key.weight @ encoder_hidden[0, s])
+                                           / 2 for s in range(3)])  # positions 0, 1, 2: words with a token
+            position_attention = position_scores.softmax(0)
+            gate = torch.sigmoid(copy.gate.weight[0] @ h + copy.gate.bias[0])
+            pointing = torch.sigmoid(positions.gate.weight[0] @ h + positions.gate.bias[0])
+            vocabulary = torch.zeros(10)
+            vocabulary[:5] = vocabulary_logits[0, t, :5].softmax(0)
+            expected = (1 - gate) * (1 - pointing) * vocabulary
+            expected[5:8] += (1 - gate) * pointing * position_attention
+            expected[3] += gate * (word_attention[0] + word_attention[2] + word_attention[5])
+            expected[4] += gate * (word_attention[1] + word_attention[3])
+            expected[2] += gate * word_attention[4]
+            assert torch.allclose(out[0, t].exp(), expected, atol=1e-6)
+
+
+def test_a_position_copy_model_writes_positions_only_by_pointing(pointer_tok, tmp_path):
+    """The option adds the second attention and its gate and nothing else; the probabilities still sum to 1.
+    With the word copy shut and the pointing gate open, the position tokens share all the probability, each
+    one naming a word of its row's sentence (``Liam smiled .``: 0, 1, 2 only); with the pointing gate shut, no
+    position token gets any. Decoding with a cache sees what teacher forcing sees, and the model reloads."""
+    from huggingface_hub.errors import StrictDataclassClassValidationError
+
+    from hf_recogs.models.modeling_structure_transformer import StructureTransformerForConditionalGeneration
+
+    options = {"cross_attention_structure": "pointer", "pointer_offsets": 3, "output_copy": True}
+    plain = tiny(pointer_tok, **options)
+    pointing = tiny(pointer_tok, **options, output_copy_positions=True)
+    assert set(pointing.state_dict()) - set(plain.state_dict()) == {
+        "copy.positions.query.weight", "copy.positions.key.weight", "copy.positions.gate.weight",
+        "copy.positions.gate.bias"}
+    vocab = pointer_tok.get_vocab()
+    position_ids = torch.tensor([i for i in pointing.config.pointer_token_ids if i >= 0])
+    batch, labels = _pointer_batch(pointer_tok)
+    with torch.no_grad():
+        out = pointing(**batch, labels=labels)
+        assert torch.allclose(out.logits.exp().sum(-1), torch.ones(labels.shape), atol=1e-5)
+        pointing.copy.gate.weight.zero_()
+        pointing.copy.gate.bias.fill_(-50.0)
+        pointing.copy.positions.gate.weight.zero_()
+        pointing.copy.positions.gate.bias.fill_(50.0)
+        shares = pointing(**batch, labels=labels).logits.exp()
+        assert torch.allclose(shares[..., position_ids].sum(-1), torch.ones(labels.shape), atol=1e-5)
+        short = [vocab[k] for k in ("0", "1", "2") if k in vocab]
+        assert set(short) == {vocab["0"], vocab["1"], vocab["2"]}
+        assert torch.allclose(shares[1][:, short].sum(-1), torch.ones(labels.shape[1]), atol=1e-5)
+        pointing.copy.positions.gate.bias.fill_(-50.0)
+        assert (pointing(**batch, labels=labels).logits.exp()[..., position_ids] < 1e-12).all()
+        pointing.copy.gate.weight.normal_(0, 1.0)
+        pointing.copy.gate.bias.zero_()
+        pointing.copy.positions.gate.weight.normal_(0, 1.0)
+        pointing.copy.positions.gate.bias.zero_()
+        teacher = pointing(**batch, labels=labels).logits
+        assert pointing.generate(**batch, max_length=12, num_beams=3).shape[0] == 2
+    _decodes_as_it_trains_and_reloads(pointing, batch, labels, teacher, tmp_path, reload_atol=1e-5)
+    with pytest.raises(StrictDataclassClassValidationError, match="output_copy_positions writes positions by"):
+        tiny(pointer_tok, output_copy_positions=True)
+    config = type(pointing.config)(**{**pointing.config.to_dict(), "pointer_token_ids": None,
+                                      "cross_attention_structure": "none", "pointer_offsets": 0})
+    with pytest.raises(ValueError, match="output_copy_positions needs pointer_token_ids"):
+        StructureTransformerForConditionalGeneration(config)

@@ -197,7 +197,8 @@ def build_model(arch: str, tokenizer, max_positions: int = 512, training_pairs=N
     _, model_class, _ = _builders(arch)
     special = special_token_ids(tokenizer)
     config = build_config(arch, len(tokenizer), max_positions, special, **overrides)
-    if isinstance(config, StructureTransformerConfig) and config.reads_pointer() and config.pointer_token_ids is None:
+    if isinstance(config, StructureTransformerConfig) and (config.reads_pointer() or config.output_copy_positions) \
+            and config.pointer_token_ids is None:
         config.pointer_token_ids = position_token_ids(tokenizer, max_positions)
     if isinstance(config, StructureTransformerConfig) and config.pointer_argument_mask and \
             config.pointer_argument_tokens is None:

@@ -187,6 +187,15 @@ class StructureTransformerConfig(BartConfig):
             only the decoder's look at it, not a mapping learnt from one example; Akyürek & Andreas (2021) give a
             sequence model a learnt lexicon for the same reason. It reads no tree, only the training pairs.
             ``False`` (default): a copy writes the source token.
+        output_copy_positions: with ``output_copy``: the output's position tokens (``pointer_token_ids``: ``3`` in
+            ``cake ( 3 )``, in ``x _ 3``) are written by pointing alone: the vocabulary's softmax gives them
+            nothing, and a second learned attention from the decoder's last state over the source's words (its
+            own query, key and gate) gives word k's share to the token naming position k. An index is then the
+            word the decoder looks at (a pointer network's output, Vinyals et al. 2015), never a number token
+            whose embedding training tied to the contexts it was seen in: after ``lend``, which names the source's
+            *lended* (``pointer_named_words``), ``( 5 )`` is where the decoder looks, where a softmax over number
+            tokens can write another number. Every index of ReCOGS_pos's and COGS's splits names a word of its
+            input (counted: none names a position past the sentence). It reads no tree. ``False`` (default): off.
         copy_lexicon_ids: with ``output_copy_lexicon``: for every token id, the id a copy of it writes
             (``build_model`` aligns them on the training pairs it is given: ``copy_lexicon_ids``).
         pointer_named_words: with a pointer term and ``output_copy_lexicon``: an output token that writes a
@@ -234,6 +243,7 @@ class StructureTransformerConfig(BartConfig):
     decoder_relative_positions: int = 0
     output_copy: bool = False
     output_copy_lexicon: bool = False
+    output_copy_positions: bool = False
     copy_lexicon_ids: list[int] | None = None
     pointer_named_words: bool = False
     pointer_word_ids: list[int] | None = None
@@ -306,6 +316,9 @@ class StructureTransformerConfig(BartConfig):
                              "hf_recogs.models.build_model, which reads them from the tokenizer")
         if self.output_copy_lexicon and not self.output_copy:
             raise ValueError("output_copy_lexicon sets what a copy writes: it needs output_copy=true")
+        if self.output_copy_positions and not self.output_copy:
+            raise ValueError("output_copy_positions writes positions by the copy's pointing: it needs "
+                             "output_copy=true")
         if self.pointer_named_words and not (self.reads_pointer() and self.output_copy_lexicon):
             raise ValueError("pointer_named_words lets a written word name its source token through the copy's "
                              "lexicon: it needs a pointer term (cross_attention_structure='pointer' and/or "

@@ -189,6 +189,10 @@ def _structure_track_note(results: dict[str, Any]) -> str:
         copy_note += (" A copy wrote the output word aligned with the source word on the training pairs (the "
                       "highest Dice coefficient over rows: `blessed` wrote `bless`; `output_copy_lexicon`), not "
                       "always the word itself.")
+    if (structure or {}).get("output_copy_positions"):
+        copy_note += (" The output's positions were written by pointing only: a second learned attention over the "
+                      "source's words gave each word's share to the token naming its position, and the "
+                      "vocabulary gave position tokens nothing (`output_copy_positions`).")
     if (structure or {}).get("pointer_named_words"):
         copy_note += (" A written noun, name or lemma also counted as naming a source word, the one the lexicon "
                       "writes as it, for the pointer terms (`scream` named `screamed`; `pointer_named_words`).")

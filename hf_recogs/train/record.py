@@ -150,6 +150,7 @@ def structure_settings(config) -> dict[str, Any]:
         "decoder_relative_positions": config.decoder_relative_positions,
         "output_copy": bool(config.output_copy),
         "output_copy_lexicon": bool(config.output_copy_lexicon),
+        "output_copy_positions": bool(config.output_copy_positions),
         "pointer_named_words": bool(config.pointer_named_words),
     }
 

@@ -151,15 +151,22 @@ class OutputCopy(nn.Module):
     source tokens whose id is w)``; the output is its logarithm, so that greedy search, beam search and the
     cross-entropy read it as logits. With a lexicon (``output_copy_lexicon``; ``written_token``: token id -> the id
     a copy of it writes, from the config, saved with the weights) a source token's share goes to the token it
-    writes instead of to itself."""
+    writes instead of to itself.
 
-    def __init__(self, d_model: int, written_token: list[int] | None = None):
+    With ``positions`` (``output_copy_positions``) the output's position tokens are written by pointing alone:
+    the vocabulary's softmax gives them nothing, and a second attention (``positions``: its own query, key and
+    gate ``h``) over the source's words gives word k's share to the token that names position k. The probability
+    is then ``gate * copy + (1 - gate) * ((1 - h) * vocabulary + h * pointed)``."""
+
+    def __init__(self, d_model: int, written_token: list[int] | None = None,
+                 positions: PositionCopy | None = None):
         super().__init__()
         self.query = nn.Linear(d_model, d_model, bias=False)
         self.key = nn.Linear(d_model, d_model, bias=False)
         self.gate = nn.Linear(d_model, 1)
         self.written_token = None if written_token is None else nn.Buffer(
             torch.tensor(written_token, dtype=torch.long))
+        self.positions = positions
 
     def forward(self, hidden, vocabulary_logits, encoder_hidden, source_ids, source_mask=None) -> torch.Tensor:
         # hidden (batch, tgt, d), encoder_hidden (batch, src, d), source_ids / source_mask (batch, src)
@@ -171,9 +178,51 @@ class OutputCopy(nn.Module):
         copied = attention.new_zeros(*attention.shape[:2], vocabulary_logits.shape[-1]).scatter_add_(
             -1, written[:, None, :].expand_as(attention), attention)
         gate = torch.sigmoid(self.gate(hidden).float())
-        mixed = (1 - gate) * vocabulary_logits.float().softmax(-1) + gate * copied
+        if self.positions is None:
+            mixed = (1 - gate) * vocabulary_logits.float().softmax(-1) + gate * copied
+        else:
+            pointed, pointing = self.positions(hidden, encoder_hidden, source_ids, vocabulary_logits.shape[-1],
+                                               source_mask)
+            vocabulary = self.positions.without_position_tokens(vocabulary_logits.float()).softmax(-1)
+            mixed = (1 - gate) * ((1 - pointing) * vocabulary + pointing * pointed) + gate * copied
         # a token with no share anywhere would be log(0): the smallest normal float keeps it finite
         return mixed.clamp_min(torch.finfo(mixed.dtype).tiny).log()
+
+
+class PositionCopy(nn.Module):
+    """``output_copy_positions``: an attention from the decoder's last state over the source's words (its own
+    query and key projections, as ``OutputCopy``'s) whose share of word k goes to the output token that names
+    position k (``token_of_position``, from the config's ``pointer_token_ids``), and the gate that gives it its
+    part of the probability. Source tokens from the first ``eos`` on (the structure tokens) and positions without
+    a token are not words it can name."""
+
+    def __init__(self, d_model: int, token_of_position: list[int], eos_token_id: int):
+        super().__init__()
+        self.query = nn.Linear(d_model, d_model, bias=False)
+        self.key = nn.Linear(d_model, d_model, bias=False)
+        self.gate = nn.Linear(d_model, 1)
+        self.eos_token_id = eos_token_id
+        self.token_of_position = nn.Buffer(torch.tensor(token_of_position, dtype=torch.long), persistent=False)
+
+    def without_position_tokens(self, logits: torch.Tensor) -> torch.Tensor:
+        tokens = self.token_of_position[self.token_of_position >= 0]
+        return logits.index_fill(-1, tokens, torch.finfo(logits.dtype).min)
+
+    def forward(self, hidden, encoder_hidden, source_ids, vocab_size: int, source_mask=None) -> tuple:
+        """((batch, tgt, vocab) each position token's share of the attention, (batch, tgt, 1) the gate)."""
+        src_len = source_ids.shape[1]
+        tokens = self.token_of_position.new_full((src_len,), -1)
+        known = min(src_len, len(self.token_of_position))
+        tokens[:known] = self.token_of_position[:known]
+        nameable = ((source_ids == self.eos_token_id).cumsum(1) == 0) & (tokens >= 0)
+        if source_mask is not None:
+            nameable &= source_mask.bool()
+        scores = torch.matmul(self.query(hidden), self.key(encoder_hidden).transpose(1, 2)) * hidden.shape[-1] ** -0.5
+        scores = scores.float().masked_fill(~nameable[:, None, :], torch.finfo(torch.float32).min)
+        attention = scores.softmax(-1) * nameable[:, None, :]  # a row without a word to name points nowhere
+        pointed = attention.new_zeros(*attention.shape[:2], vocab_size).scatter_add_(
+            -1, tokens.clamp(min=0).expand_as(attention), attention)
+        return pointed, torch.sigmoid(self.gate(hidden).float())
 
 
 class StructureTransformerDecoderLayer(BartDecoderLayer):
@@ -784,8 +833,15 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
                              "writes): build the model with hf_recogs.models.build_model and training_pairs, "
                              "which it aligns")
         self.copy = None
+        if config.output_copy_positions and not config.pointer_token_ids:
+            raise ValueError("output_copy_positions needs pointer_token_ids (the output token naming each source "
+                             "position): build the model with hf_recogs.models.build_model, which reads them from "
+                             "the tokenizer")
         if config.output_copy:
-            self.copy = OutputCopy(config.d_model, config.copy_lexicon_ids if config.output_copy_lexicon else None)
+            positions = (PositionCopy(config.d_model, config.pointer_token_ids, config.eos_token_id)
+                         if config.output_copy_positions else None)
+            self.copy = OutputCopy(config.d_model, config.copy_lexicon_ids if config.output_copy_lexicon else None,
+                                   positions)
         # token id -> the source position it names (-1: none); a pointer model's only, rebuilt from the config
         # (``_init_weights``) rather than saved
         table = None
@@ -845,6 +901,8 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             init.copy_(module.class_of_token, torch.tensor(self.config.word_class_ids, dtype=torch.long))
         if isinstance(module, OutputCopy) and module.written_token is not None:
             init.copy_(module.written_token, torch.tensor(self.config.copy_lexicon_ids, dtype=torch.long))
+        if isinstance(module, PositionCopy):
+            init.copy_(module.token_of_position, torch.tensor(self.config.pointer_token_ids, dtype=torch.long))
         if module is self and self.position_of_token is not None:  # loading leaves buffers unset
             init.copy_(self.position_of_token, self.position_table())
         if module is self and getattr(self, "writes_word", None) is not None:
