@@ -118,8 +118,9 @@ def main(argv: list[str] | None = None) -> dict:
         if not rows:
             raise SystemExit(f"no gen row of category {category!r} in {args.checkpoint}: check the name")
         counts = first_errors(model, tokenizer, encode, rows, bf16)
-        print(f"\n{category}: {len(rows)} rows, {sum(v for (_, s), v in counts.items() if s == 'wrong')} wrong in "
-              "free decoding\n\n| teacher-forced first error | rows wrong in free decoding | rows right |\n|---|---|---|")
+        wrong = sum(v for (_, verdict), v in counts.items() if verdict == "wrong")
+        print(f"\n{category}: {len(rows)} rows, {wrong} wrong in free decoding\n\n"
+              "| teacher-forced first error | rows wrong in free decoding | rows right |\n|---|---|---|")
         kinds = sorted({k for k, _ in counts}, key=lambda k: -counts[(k, "wrong")] - counts[(k, "right")])
         for kind in kinds:
             print(f"| {kind} | {counts[(kind, 'wrong')]} | {counts[(kind, 'right')]} |")

@@ -118,9 +118,10 @@ class ExperimentArguments:
             "whose AND conjuncts are in depth-first order (each noun's nmod right after the role that names it; "
             "hf_recogs.logical_forms.depth_first_order), the same meanings for SEM; the training split only, "
             "scoring always against the dataset's outputs; nmod_last: the same, with every nmod conjunct after "
-            "the others (hf_recogs.logical_forms.nmod_last_order); arguments_first: train on forms whose conjuncts are "
-            "written '( 1 , 0 ) agent' (hf_recogs.logical_forms.arguments_first), the model saved with that order "
-            "so that its decoded outputs go back to the dataset's before they are scored or written"
+            "the others (hf_recogs.logical_forms.nmod_last_order); arguments_first: train on forms whose "
+            "conjuncts are written '( 1 , 0 ) agent' (hf_recogs.logical_forms.arguments_first), the model saved "
+            "with that order so that its decoded outputs go back to the dataset's before they are scored or "
+            "written"
         },
     )
     loss_weighting: str = field(
@@ -290,8 +291,8 @@ class ExperimentArguments:
                 raise ConfigError(f"oversample: {kind} must repeat a whole number of times (1 or more), got {times!r}")
 
     def _check_target_order(self) -> None:
-        """``depth_first``, ``nmod_last`` and ``arguments_first`` rewrite the outputs in ways only SEM reads through (the latter
-        after its inverse): refuse them where the metric is another."""
+        """``depth_first``, ``nmod_last`` and ``arguments_first`` rewrite the outputs in ways only SEM reads
+        through (the latter after its inverse): refuse them where the metric is another."""
         if self.target_order not in TARGET_ORDERS:
             raise ConfigError(f"target_order={self.target_order!r} is not one of {', '.join(TARGET_ORDERS)}")
         from .data import resolve_metric
