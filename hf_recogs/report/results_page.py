@@ -107,6 +107,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_transformer_fast": _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_transformer_fast":
         _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_transformer_fast":
+        _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     COGS_STRUCTURE_RUN: _COGS,
     "scan_simple_lstm": {"test": ("99.7", _SCAN)},
@@ -217,6 +219,8 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the relative setting + arity mask + head counts + copy writing the aligned word"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_transformer_fast",
              "structure: the same + the pointer on the source word a written word names"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_transformer_fast",
+             "structure: the same + ranks beside the offsets"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -228,7 +232,7 @@ SEQ2SEQ_COMPARISONS = {
         "cogs_transformer_fast",
         (
             ("cogs_transformer_fast", "standard: the fast recipe"),
-            (COGS_STRUCTURE_RUN, "structure: ReCOGS_pos's best structure setting"),
+            (COGS_STRUCTURE_RUN, "structure: ReCOGS_pos's named-words setting"),
         ),
     ),
 }
@@ -342,6 +346,10 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_transformer_fast":
         "ReCOGS_pos, with input structure: the copy-lexicon setting with the pointer moved to the source word that "
         "each written noun, name or verb lemma names (pointer_named_words)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_transformer_fast":
+        "ReCOGS_pos, with input structure: the named-words setting with a second offset term beside the offsets by "
+        "position, the ranks of the source words among those in the same tree relation to the pointed word "
+        "(pointer_offsets_by: both)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
@@ -354,9 +362,9 @@ METRIC = {"cogs_transformer_fast": "exact_match", COGS_STRUCTURE_RUN: "exact_mat
 # The README's headline table: (run, key, benchmark and split, model).
 # the structure track's setting with the highest ReCOGS_pos gen so far (settings are compared on gen)
 BEST_STRUCTURE_RUN = ("recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon"
-                      "_named_words_transformer_fast")
+                      "_named_words_both_transformer_fast")
 BEST_STRUCTURE_LABEL = ("the same + input structure, best setting so far (+ coverage, arity, counts, copy with a "
-                        "lexicon, pointer on named words)")
+                        "lexicon, pointer on named words, ranks beside offsets)")
 HEADLINE = (
     ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
     ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen", "ReCOGS_pos, gen",
@@ -372,7 +380,7 @@ HEADLINE = (
     (BEST_STRUCTURE_RUN, "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion", BEST_STRUCTURE_LABEL),
     ("cogs_transformer_fast", "gen", "COGS, gen (exact match)", "Transformer (fast recipe)"),
     (COGS_STRUCTURE_RUN, "gen", "COGS, gen (exact match)",
-     "the same + input structure (ReCOGS_pos's best structure setting)"),
+     "the same + input structure (ReCOGS_pos's named-words setting)"),
     ("scan_simple_lstm", "test", "SCAN simple, test", "LSTM"),
     ("scan_length_lstm", "test", "SCAN length, test", "LSTM"),
     ("scan_addprim_turn_left_lstm", "test", "SCAN add turn left, test", "LSTM"),
