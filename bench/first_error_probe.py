@@ -9,7 +9,8 @@ there (``error_kind``): the noun list; which conjunct comes next (its first toke
 lemma, or the end); a verb's own index (``give ( 5 )``); a conjunct's first or second index; an ``nmod``'s
 preposition. Each class is split by the row's verdict in the run's own free decoding (``predictions_gen``): a
 class that holds most of the wrong rows is the decision the model cannot make even from a right prefix, where
-``hf-recogs errors`` (free decoding) also counts errors that follow an earlier one.
+``hf-recogs errors`` (free decoding) also counts errors that follow an earlier one. A run trained on reordered
+targets (``target_order: depth_first`` or ``nmod_last``) is fed the gold forms in its own order.
 
 One thread; the run's precision. A structure checkpoint needs the mirror (the parser's verb classes).
 """
@@ -62,6 +63,18 @@ def until_conjunct_end(gold: list[str], start: int) -> list[str]:
     return gold[start:end]
 
 
+def gold_in_run_order(results: dict, checkpoint: Path):
+    """The gold forms as the run was trained to write them: its ``target_order`` (a conjunct order: the same
+    tokens, so the classes hold); ``arguments_first`` rewrites the forms themselves and is refused."""
+    from hf_recogs.train.data import target_rewrite
+
+    order = results["hyperparameters"].get("target_order", "dataset")
+    if order == "arguments_first":
+        raise SystemExit(f"{checkpoint} was trained on arguments_first targets, which are not ReCOGS forms: this "
+                         "probe classes ReCOGS conjuncts; probe a run trained on a conjunct order")
+    return target_rewrite(order) or (lambda gold: gold)
+
+
 def first_errors(model, tokenizer, encode, rows: list[dict], bf16: bool) -> Counter:
     """(kind, free-decoding verdict) -> rows, for the teacher-forced first wrong step of each row."""
     import torch
@@ -103,9 +116,7 @@ def main(argv: list[str] | None = None) -> dict:
     if results.get("dataset") != "recogs_pos":
         raise SystemExit(f"{args.checkpoint} is a {results.get('dataset')} run: this probe reads ReCOGS_pos forms "
                          "(conjuncts after a noun list, word indices)")
-    if results["hyperparameters"].get("target_order", "dataset") != "dataset":
-        raise SystemExit(f"{args.checkpoint} was trained on reordered targets: this probe feeds the dataset's "
-                         "order; probe a run trained on it")
+    rewrite = gold_in_run_order(results, args.checkpoint)
     predictions = read_predictions(args.checkpoint)
     require_checkpoint(args.checkpoint)
     model = AutoModelForSeq2SeqLM.from_pretrained(args.checkpoint).eval()
@@ -114,7 +125,7 @@ def main(argv: list[str] | None = None) -> dict:
     bf16 = results["mixed_precision"] == "bf16" and cpu_has_native_bf16()
     report: dict = {}
     for category in args.category:
-        rows = [r for r in predictions if r["category"] == category][:args.rows]
+        rows = [{**r, "gold": rewrite(r["gold"])} for r in predictions if r["category"] == category][:args.rows]
         if not rows:
             raise SystemExit(f"no gen row of category {category!r} in {args.checkpoint}: check the name")
         counts = first_errors(model, tokenizer, encode, rows, bf16)

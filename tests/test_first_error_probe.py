@@ -31,3 +31,14 @@ def test_a_form_without_a_noun_list():
     assert error_kind(gold, 0) == "which conjunct next (gold: a verb's lemma)"
     assert error_kind(gold, 2) == "a verb's own index"
     assert error_kind(gold, 7) == "a conjunct's first index"
+
+
+def test_gold_fed_in_the_runs_own_order(tmp_path):
+    from bench.first_error_probe import gold_in_run_order
+
+    gold = "* baby ( 1 ) ; tray ( 4 ) ; nmod . on ( 1 , 4 ) AND scream ( 5 ) AND agent ( 5 , 1 )"
+    nmod_last = gold_in_run_order({"hyperparameters": {"target_order": "nmod_last"}}, tmp_path)
+    assert nmod_last(gold) == "* baby ( 1 ) ; tray ( 4 ) ; scream ( 5 ) AND agent ( 5 , 1 ) AND nmod . on ( 1 , 4 )"
+    assert gold_in_run_order({"hyperparameters": {}}, tmp_path)(gold) == gold
+    with pytest.raises(SystemExit, match="arguments_first"):
+        gold_in_run_order({"hyperparameters": {"target_order": "arguments_first"}}, tmp_path)

@@ -238,13 +238,18 @@ def in_target_order(rows, target_order: str):
     """``rows`` with their outputs written in ``target_order`` (``depth_first``, ``nmod_last``,
     ``arguments_first``; as they are for ``dataset``). An output the order cannot rewrite stops the run before
     training, in one line."""
-    rewrite = {"depth_first": _reordered(depth_first_order, "depth_first"),
-               "nmod_last": _reordered(nmod_last_order, "nmod_last"),
-               "arguments_first": _arguments_first}.get(target_order)
+    rewrite = target_rewrite(target_order)
     if rewrite is None:
         return rows
     return rows.map(lambda batch: {"output": [rewrite(o) for o in batch["output"]]}, batched=True,
                     keep_in_memory=True, desc=None)
+
+
+def target_rewrite(target_order: str):
+    """The rewriting of one output for ``target_order``; None for ``dataset`` (outputs as they are)."""
+    return {"depth_first": _reordered(depth_first_order, "depth_first"),
+            "nmod_last": _reordered(nmod_last_order, "nmod_last"),
+            "arguments_first": _arguments_first}.get(target_order)
 
 
 def _reordered(reorder, name: str):
