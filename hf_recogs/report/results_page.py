@@ -109,6 +109,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
         _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_transformer_fast":
         _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_nmod_last_transformer_fast":
+        _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     COGS_STRUCTURE_RUN: _COGS,
     "scan_simple_lstm": {"test": ("99.7", _SCAN)},
@@ -221,6 +223,8 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the same + the pointer on the source word a written word names"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_transformer_fast",
              "structure: the same + ranks beside the offsets"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_nmod_last_transformer_fast",
+             "structure: the ranks setting, phrases-last targets"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -350,6 +354,9 @@ TITLES = {
         "ReCOGS_pos, with input structure: the named-words setting with a second offset term beside the offsets by "
         "position, the ranks of the source words among those in the same tree relation to the pointed word "
         "(pointer_offsets_by: both)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_nmod_last_transformer_fast":
+        "ReCOGS_pos, with input structure: the ranks-beside-offsets setting trained on targets with every phrase's "
+        "nmod conjunct after the others (target_order: nmod_last)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
