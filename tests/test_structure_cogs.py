@@ -16,6 +16,7 @@ from hf_recogs.structure.cogs import (
     learn_lexicon,
     lf_structure,
     parse_sentence,
+    word_functions,
 )
 
 # A hand-made lexicon: the frames each verb would have been seen in, as in a training split.
@@ -111,6 +112,29 @@ def test_constructions(sentence, tree, relations):
     assert set(outside(parsed.structure)) <= {".", "um"}
     assert outside(parsed.structure)[-1] == "."
     parsed.structure.check()
+
+
+FUNCTIONS = [  # sentence, each word's syntactic function by hand (- for other)
+    # a subject with a phrase (gen's obj_pp_to_subj_pp) and a fronted object with one (train's preposing) differ
+    ("The cake on the table burned .", "- subject - - phrase_object verb -"),
+    ("The brush in a house a bee cooked .", "- fronted - - phrase_object - subject verb -"),
+    ("Emma gave the girl a cake .", "subject verb - first_object - object -"),
+    ("Emma gave a cake to the girl .", "subject verb - object - - phrase_object -"),
+    # a passive's subject is its subject (its role, theme or recipient, is the verb's to give)
+    ("The girl was given a cake by Emma .", "- subject - verb - object - phrase_object -"),
+    ("Zoe thought that a hippo cleaned .", "subject verb - - subject verb -"),
+    ("The girl needed to cook .", "- subject verb - verb -"),
+    ("A girl needed to walk Emma ate the cake .", "- subject verb - verb subject verb - object -"),
+    ("Emma sold um Liam the um cake .", "subject verb - first_object - - object -"),
+    ("cook", "verb"),
+    ("touch", "-"),  # a primitive noun: an NP without a clause
+]
+
+
+@pytest.mark.parametrize(("sentence", "functions"), FUNCTIONS)
+def test_word_functions_by_hand(sentence, functions):
+    expected = tuple("other" if f == "-" else f for f in functions.split())
+    assert word_functions(parse_sentence(sentence, LEX).structure) == expected
 
 
 def test_arguments_and_events():

@@ -265,7 +265,8 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
                         "pointer_values": True, "pointer_coverage": True, "decoder_position_shift": 16,
                         "pointer_arity_mask": True, "pointer_head_counts": True, "output_copy": True,
                         "output_copy_lexicon": True, "pointer_named_words": True, "encoder_word_classes": True,
-                        "pointer_offsets_scope": "noun_list", "output_copy_positions": True})
+                        "pointer_offsets_scope": "noun_list", "output_copy_positions": True,
+                        "encoder_functions": True})
     assert main([CONFIG, f"output_dir={out}", "seeds=[3]",
                  "max_train_samples=48", "max_steps=3", "eval_strategy=no", "save_strategy=no", "eval_splits=[gen]",
                  "max_eval_samples=6", "generation_max_length=12", "source_check=false", "cpu_threads=1",
@@ -295,6 +296,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert structure["output_copy_positions"] is True and "position tokens nothing (`output_copy_positions`)" in card
     assert structure["pointer_values"] is True and "added to the values (`pointer_values`)" in card
     assert structure["encoder_word_classes"] is True and "noun, verb or other (`encoder_word_classes`)" in card
+    assert structure["encoder_functions"] is True and "(`encoder_functions`; functions, not roles)" in card
     assert "on which side of that word a source word stands (`pointer_sides`)" in card
     assert "random offset of 0 to 16 (`decoder_position_shift`, SHAPE); decoding starts at 0" in card
     assert structure["decoder_relative_positions"] == 0 and "`decoder_relative_positions`" not in card
@@ -308,6 +310,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
     without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False,
+                                          "encoder_functions": False,
                                           "pointer_arity_mask": False, "pointer_head_counts": False,
                                           "output_copy": False, "output_copy_lexicon": False,
                                           "output_copy_positions": False}}
@@ -318,6 +321,7 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     assert "`output_copy_positions`" not in str(render_model_card(without))
     assert "`pointer_arity_mask`" not in str(render_model_card(without))
     assert "`encoder_word_classes`" not in str(render_model_card(without))
+    assert "`encoder_functions`" not in str(render_model_card(without))
     baseline = {**res, "arch": "transformer", "input_structure": None}
     assert structure_track(baseline) == "without input structure"
     assert "Track:" not in str(render_model_card(baseline))
@@ -862,6 +866,78 @@ def test_word_classes_add_each_class_vector_to_the_encoder_embedding(tok, tmp_pa
 
     with pytest.raises(StrictDataclassClassValidationError, match="word_class_ids must give every one of the"):
         tiny(tok, encoder_word_classes=True, word_class_ids=classes[:-1])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# encoder_functions: each encoder word also embeds its syntactic function in the input's parse
+
+
+def test_function_ids_of_sentences_by_hand(tok, mirror):
+    from hf_recogs.models.configuration_structure_transformer import WORD_FUNCTIONS
+    from hf_recogs.train.arguments import ExperimentArguments
+    from hf_recogs.train.data import SourceLayout, source_parser
+
+    F = {name: i for i, name in enumerate(WORD_FUNCTIONS)}
+    parse, markers, _ = source_parser(ExperimentArguments(dataset="recogs_pos", arch="structure_transformer"))
+    layout = SourceLayout(tok, parse, markers, max_length=32, functions=True)
+    batch = layout.batch([SENTENCE, SHORT])
+    # Emma gave the cake to Liam . </s>: the subject, the verb, the object's noun, the phrase's noun; padding other
+    assert batch["function_ids"].tolist() == [
+        [F["subject"], F["verb"], 0, F["object"], 0, F["phrase_object"], 0, 0],
+        [F["subject"], F["verb"], 0, 0, 0, 0, 0, 0]]
+    assert "function_ids" not in SourceLayout(tok, parse, markers, max_length=32).batch([SHORT])
+    assert layout.batch(["gave gave gave"])["function_ids"].tolist() == [[0, 0, 0, 0]]  # no parse: other
+    # cut where the ids are cut (the words first, </s> kept)
+    cut = SourceLayout(tok, parse, markers, max_length=4, functions=True).batch([SENTENCE])
+    assert cut["input_ids"].shape[1] == 4 and cut["function_ids"].tolist() == [[F["subject"], F["verb"], 0, 0]]
+
+
+def test_functions_add_each_function_vector_to_the_encoder_embedding(tok, tmp_path):
+    """A fresh function table changes nothing; a trained one gives every encoder token its token embedding plus
+    its function's vector; generate hands function_ids to the encoder; the model reloads; without function_ids it
+    refuses to run."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    plain = tiny(tok, encoder_structure="hard")
+    with_functions = tiny(tok, encoder_structure="hard", encoder_functions=True)
+    missing, unexpected = with_functions.load_state_dict(plain.state_dict(), strict=False)
+    assert missing == ["model.encoder.functions.weight"] and not unexpected
+    batch = encoded(tok)
+    functions = torch.zeros_like(batch["input_ids"])
+    functions[0, :6] = torch.tensor([2, 1, 0, 4, 0, 6])
+    functions[1, :2] = torch.tensor([2, 1])
+    labels = tok(["cake ( 3 ) ; give ( 1 )"] * 2, return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        assert torch.allclose(with_functions(**batch, function_ids=functions, labels=labels).logits,
+                              plain(**batch, labels=labels).logits, atol=1e-6)
+        with_functions.model.encoder.functions.weight.normal_(0, 1.0)
+        out = with_functions(**batch, function_ids=functions, labels=labels).logits
+        # by hand: the plain model fed the token embeddings plus each token's function vector
+        embeds = (plain.model.encoder.embed_tokens(batch["input_ids"])
+                  + with_functions.model.encoder.functions.weight[functions])
+        encoder_out = plain.model.encoder(inputs_embeds=embeds, attention_mask=batch["attention_mask"],
+                                          relation_ids=batch["relation_ids"])
+        expected = plain(attention_mask=batch["attention_mask"], encoder_outputs=encoder_out, labels=labels).logits
+        assert torch.allclose(out, expected, atol=1e-5)
+        assert not torch.allclose(out, plain(**batch, labels=labels).logits, atol=1e-3)
+        # generate: the first step's scores are the forward's, and other functions give other scores
+        first = with_functions.generate(**batch, function_ids=functions, max_length=3, do_sample=False,
+                                        output_scores=True, return_dict_in_generate=True).scores[0]
+        start = torch.full((2, 1), with_functions.config.decoder_start_token_id)
+        step = with_functions(**batch, function_ids=functions, decoder_input_ids=start).logits[:, -1]
+        assert torch.allclose(first, step, atol=1e-5)
+        other = with_functions.generate(**batch, function_ids=torch.zeros_like(functions), max_length=3,
+                                        output_scores=True, return_dict_in_generate=True).scores[0]
+        assert not torch.allclose(first, other, atol=1e-3)
+        beams = with_functions.generate(**batch, function_ids=functions, max_length=6, num_beams=3)
+        assert beams.shape[0] == 2
+    with pytest.raises(ValueError, match="encoder_functions needs function_ids"):
+        with_functions(**batch, labels=labels)
+    with_functions.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert loaded.config.encoder_functions
+    with torch.no_grad():
+        assert torch.equal(loaded(**batch, function_ids=functions, labels=labels).logits, out)
 
 
 def test_position_shifts_are_uniform_up_to_the_limit_and_stay_in_the_table():

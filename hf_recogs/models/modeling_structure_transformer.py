@@ -24,7 +24,9 @@ names (``arity_slots``). With
 ``decoder_position_shift`` the decoder's positions start at a random offset in training
 (``random_position_shifts``); with ``decoder_relative_positions`` it has none, and its self-attention reads the
 distance between tokens instead (``relative_distances``). With ``encoder_word_classes`` every encoder token's
-embedding also gets a learned vector of its word class in our parser's lexicon (``WordClassEmbedding``). With
+embedding also gets a learned vector of its word class in our parser's lexicon (``WordClassEmbedding``); with
+``encoder_functions``, of its syntactic function in the input's parse (``FunctionEmbedding``, from the
+``function_ids`` input, which ``generate()`` hands to the encoder with ``relation_ids``). With
 ``output_copy`` the output layer can also copy a source token (``OutputCopy``, a pointer-generator; with
 ``output_copy_lexicon`` a copy writes the output token aligned with the source token); the encoder's output
 then carries the source ids (``StructureEncoderOutput``), so that every decoding step has them.
@@ -66,6 +68,7 @@ from .configuration_structure_transformer import (
     SIDED_RELATIONS,
     TREE_RELATIONS,
     WORD_CLASSES,
+    WORD_FUNCTIONS,
     StructureTransformerConfig,
 )
 
@@ -123,6 +126,19 @@ class WordClassEmbedding(nn.Module):
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         return self.weight[self.class_of_token[input_ids]]
+
+
+class FunctionEmbedding(nn.Module):
+    """``encoder_functions``: one learned vector per syntactic function (``WORD_FUNCTIONS``), added to the embedding
+    of every encoder token that has it in the input's parse (``function_ids``, batch × src_len); zero at
+    initialisation, so a fresh model reads its inputs as without it."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(len(WORD_FUNCTIONS), d_model))
+
+    def forward(self, function_ids: torch.Tensor) -> torch.Tensor:
+        return self.weight[function_ids.long()]
 
 
 class PointerValues(nn.Module):
@@ -295,6 +311,7 @@ class StructureTransformerEncoder(BartEncoder):
                                  "the model with hf_recogs.models.build_model, which reads them from the tokenizer "
                                  "and the parser's lexicon")
             self.word_classes = WordClassEmbedding(config.word_class_ids, config.d_model)
+        self.functions = FunctionEmbedding(config.d_model) if config.encoder_functions else None
 
     def structure_masks(self, attention_mask, relation_ids, dtype) -> dict[int, torch.Tensor]:
         """Layer index -> the additive mask (batch, heads, len, len) of that structured layer: 0 (or the soft
@@ -326,14 +343,21 @@ class StructureTransformerEncoder(BartEncoder):
         return masks
 
     @capture_outputs
-    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, relation_ids=None, **kwargs):
-        """Bart's encoder forward, with the structured layers' masks from ``relation_ids``."""
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, relation_ids=None, function_ids=None,
+                **kwargs):
+        """Bart's encoder forward, with the structured layers' masks from ``relation_ids`` (and, with
+        ``encoder_functions``, each token's function vector from ``function_ids``)."""
         if (input_ids is None) ^ (inputs_embeds is not None):
             raise ValueError("You must specify exactly one of input_ids or inputs_embeds")
         if inputs_embeds is None:
             inputs_embeds = self.embed_tokens(input_ids)
             if self.word_classes is not None:
                 inputs_embeds = inputs_embeds + self.word_classes(input_ids).to(inputs_embeds.dtype)
+        if self.functions is not None:
+            if function_ids is None or function_ids.shape != inputs_embeds.shape[:2]:
+                raise ValueError("encoder_functions needs function_ids (batch, src_len), the syntactic function of "
+                                 "every input token: build them with hf_recogs.train.data.SourceLayout")
+            inputs_embeds = inputs_embeds + self.functions(function_ids).to(inputs_embeds.dtype)
         if self.structured_layers and relation_ids is None:
             raise ValueError(f"encoder_structure={self.config.encoder_structure!r} needs relation_ids (batch, "
                              "src_len, src_len): build them with hf_recogs.train.data.SourceLayout")
@@ -895,7 +919,8 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
 
     def _init_weights(self, module):
         super()._init_weights(module)
-        if isinstance(module, (StructureRelationBias, PointerKeys, PointerValues, WordClassEmbedding)):
+        if isinstance(module, (StructureRelationBias, PointerKeys, PointerValues, WordClassEmbedding,
+                               FunctionEmbedding)):
             init.zeros_(module.weight)
         if isinstance(module, WordClassEmbedding):
             init.copy_(module.class_of_token, torch.tensor(self.config.word_class_ids, dtype=torch.long))
@@ -909,12 +934,12 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
             init.copy_(self.writes_word, self.word_table())
 
     def forward(self, input_ids=None, attention_mask=None, relation_ids=None, encoder_outputs=None,
-                decoder_pointer=None, **kwargs):
+                decoder_pointer=None, function_ids=None, **kwargs):
         if encoder_outputs is None and (input_ids is not None or kwargs.get("inputs_embeds") is not None):
             # Only the encoder's own arguments go to the encoder (Bart would also hand it the decoder's).
             encoder_outputs = self.model.encoder(
                 input_ids=input_ids, attention_mask=attention_mask, relation_ids=relation_ids,
-                inputs_embeds=kwargs.pop("inputs_embeds", None),
+                function_ids=function_ids, inputs_embeds=kwargs.pop("inputs_embeds", None),
                 **{k: kwargs[k] for k in ("output_attentions", "output_hidden_states") if k in kwargs})
         if self.position_of_token is not None:
             if kwargs.get("decoder_input_ids") is None and kwargs.get("labels") is not None:
@@ -1004,6 +1029,6 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         return inputs
 
 
-__all__ = ["OutputCopy", "PointerKeys", "PointerValues", "StructureEncoderOutput", "StructureTransformerDecoder",
+__all__ = ["FunctionEmbedding", "OutputCopy", "PointerKeys", "PointerValues", "StructureEncoderOutput", "StructureTransformerDecoder",
            "StructureTransformerDecoderLayer", "StructureTransformerEncoder",
            "StructureTransformerForConditionalGeneration", "StructureTransformerModel", "WordClassEmbedding"]

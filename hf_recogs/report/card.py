@@ -212,6 +212,10 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     classes = (" Every encoder token's embedding also had a learned vector of its word class in our parser's "
                "lexicon: function word, name, noun, verb or other (`encoder_word_classes`)."
                if structure.get("encoder_word_classes") else "")
+    if structure.get("encoder_functions"):
+        classes += (" Every encoder word's embedding also had a learned vector of its syntactic function in that "
+                    "parse: the noun of a subject, of a fronted object, of an object, of the first of two objects, "
+                    "of a prepositional phrase, a verb, or other (`encoder_functions`; functions, not roles).")
     return (f"\n\nTrack: **with input structure**. The encoder read the parse tree of every input from hf_recogs' "
             f"own parser (`{structure.get('parser')}`, which reads the sentence alone, never the gold output): "
             f"`{structure.get('encoder_structure')}` attention on {structure.get('structure_heads')} of "
@@ -219,7 +223,8 @@ def _structure_track_note(results: dict[str, Any]) -> str:
             f"{structure.get('tree')}.{classes}{pointer}{offsets_note} Inputs without a parse: "
             f"{unparsed or 'not counted'}. To decode, "
             "lay the inputs out with `hf_recogs.train.data.SourceLayout.for_model(model, tokenizer).batch(sentences)` "
-            "(it adds the `relation_ids` the model needs) and pass them to `model.generate`.")
+            "(it adds the `relation_ids`, and the `function_ids` of a model that reads them) and pass them to "
+            "`model.generate`.")
 
 
 # The card's reproduce command names the seed itself and leaves out what only says how one machine ran it.

@@ -20,6 +20,7 @@ from .cogs import learn_lexicon as cogs_learn_lexicon
 from .cogs import lf_structure as cogs_lf_structure
 from .cogs import parse_sentence as cogs_parse_sentence
 from .cogs import word_class as cogs_word_class
+from .cogs import word_functions as cogs_word_functions
 from .scan import command_structure as scan_command_structure
 from .sygns import cross_links as sygns_cross_links
 from .sygns import fol_structure as sygns_fol_structure
@@ -31,6 +32,7 @@ __all__ = [
     "OUTSIDE", "ROOT", "Structure", "StructureError",
     "CogsAnnotation", "CogsLexicon", "CogsParse", "cogs_annotate", "cogs_cross_links", "cogs_default_lexicon",
     "cogs_gold_relations", "cogs_learn_lexicon", "cogs_lf_structure", "cogs_parse_sentence", "cogs_word_class",
+    "cogs_word_functions",
     "cfq_cross_links", "cfq_query_structure", "cfq_question_structure", "cfq_question_tree",
     "scan_command_structure",
     "sygns_cross_links", "sygns_fol_structure", "sygns_sentence_structure", "sygns_vf_structure",

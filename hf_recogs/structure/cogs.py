@@ -48,6 +48,7 @@ __all__ = [
     "learn_lexicon",
     "lf_structure",
     "parse_sentence",
+    "word_functions",
 ]
 
 _DETS = frozenset({"a", "the", "A", "The"})
@@ -122,6 +123,45 @@ def word_class(form: str, lexicon: CogsLexicon) -> str:
     if form.isalpha() and form.islower():
         return "noun"
     return "other"
+
+
+def word_functions(structure: Structure) -> tuple[str, ...]:
+    """The syntactic function of every word of a parse from :func:`parse_sentence` (the names of
+    ``WORD_FUNCTIONS`` in ``configuration_structure_transformer.py``), read from the constituency tree alone, as
+    Penn Treebank function tags are: an ``NP``'s last own word (its noun or name) is ``"subject"`` when the NP
+    stands before a ``VP`` in its ``S``, ``"fronted"`` before an ``S`` (a topicalised object), ``"object"`` as
+    the last ``NP`` of a ``VP`` and ``"first_object"`` as the first of two, ``"phrase_object"`` inside a ``PP``;
+    a ``VP``'s last own word is its ``"verb"``; every other word is ``"other"``. These are functions, not roles:
+    the subject of *rolled* is its theme, of *ate* its agent, and a passive's subject is no agent; the words
+    decide that, the labels do not."""
+    n = structure.n_words
+    out = ["other"] * n
+    children: dict[int, list[int]] = defaultdict(list)
+    for node, head in enumerate(structure.heads):
+        if head is not None and head != ROOT:
+            children[head].append(node)
+    category = structure.tokens
+    for node in range(n, len(category)):
+        own = [k for k in children[node] if k < n]
+        if not own or category[node] not in ("NP", "VP"):
+            continue
+        if category[node] == "VP":
+            out[own[-1]] = "verb"
+            continue
+        parent = structure.heads[node]
+        siblings = children.get(parent, []) if parent is not None and parent != ROOT else []
+        kind = category[parent] if siblings else None
+        later = [category[k] for k in siblings if k > node]
+        if kind == "S":
+            function = "subject" if "VP" in later else "fronted" if "S" in later else "other"
+        elif kind == "VP":
+            function = "first_object" if "NP" in later else "object"
+        elif kind == "PP":
+            function = "phrase_object"
+        else:
+            function = "other"
+        out[own[-1]] = function
+    return tuple(out)
 
 
 def gold_relations(sentence: str, lf: str) -> set[tuple[str, int, int]]:

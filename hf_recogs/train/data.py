@@ -208,7 +208,8 @@ class PairCollator:
 
 def tokenize_dataset(ds, tokenizer, max_positions: int, layout: SourceLayout | None = None):
     """input_ids / labels cut at ``max_positions``, and ``length`` (source + target tokens) for grouping; with a
-    structure ``layout`` (structure_transformer), the sources are laid out by it and carry ``source_heads``."""
+    structure ``layout`` (structure_transformer), the sources are laid out by it and carry ``source_heads`` (and
+    ``source_functions`` for a model with ``encoder_functions``)."""
     def encode(batch):
         if layout is None:
             enc = tokenizer(batch["input"], truncation=True, max_length=max_positions)
@@ -216,6 +217,8 @@ def tokenize_dataset(ds, tokenizer, max_positions: int, layout: SourceLayout | N
             encoded = [layout.encode(text) for text in batch["input"]]
             enc = {"input_ids": [ids for ids, _ in encoded], "attention_mask": [[1] * len(ids) for ids, _ in encoded],
                    "source_heads": [heads for _, heads in encoded]}
+            if layout.functions:
+                enc["source_functions"] = [layout.function_ids(text) for text in batch["input"]]
         enc["labels"] = tokenizer(batch["output"], truncation=True, max_length=max_positions)["input_ids"]
         enc["length"] = [len(a) + len(b) for a, b in zip(enc["input_ids"], enc["labels"], strict=True)]
         return enc
@@ -381,7 +384,8 @@ def _constituent_labels(parse, text: str) -> tuple[str, ...]:
 class SourceLayout:
     """How a structure_transformer reads one input: the encoder tokens (the tokenizer's ``words </s>``, then the
     constituent tokens when the model was built with ``structure_tokens``), the head position of each token in
-    the input's tree (``hf_recogs.structure.pairs.encoder_tree``), and the ``relation_ids`` of a batch.
+    the input's tree (``hf_recogs.structure.pairs.encoder_tree``), and the ``relation_ids`` of a batch; with
+    ``functions`` (a model built with ``encoder_functions``) also each token's syntactic function, ``function_ids``.
 
     The first ``len(words) + 1`` ids are exactly what the tokenizer gives (same words, same cut at
     ``max_length``, ``</s>`` last), so positions, truncation and decoding are the baseline's. ``</s>`` and
@@ -390,11 +394,13 @@ class SourceLayout:
     does); ``unparsed`` keeps those sentences, so runs can count them. Layouts are cached by sentence."""
 
     def __init__(self, tokenizer, parse, markers=frozenset(), structure_tokens: bool = False,
-                 max_length: int = 512, parser_name: str = COGS_PARSER):
+                 max_length: int = 512, parser_name: str = COGS_PARSER, functions: bool = False):
         self.tokenizer, self.parse, self.markers = tokenizer, parse, frozenset(markers)
         self.structure_tokens, self.max_length, self.parser_name = structure_tokens, max_length, parser_name
+        self.functions = functions
         self.unparsed: set[str] = set()
         self._cache: dict[str, tuple[list[int], list[int]]] = {}
+        self._function_cache: dict[str, list[int]] = {}
 
     def encode(self, text: str) -> tuple[list[int], list[int]]:
         """(input ids, head positions: -1 root, -2 outside the tree) of one input."""
@@ -414,6 +420,26 @@ class SourceLayout:
         self._cache[text] = encoded = (self.tokenizer.convert_tokens_to_ids(tokens), heads)
         return encoded
 
+    def function_ids(self, text: str) -> list[int]:
+        """The syntactic function (index into ``WORD_FUNCTIONS``) of each of ``encode(text)``'s tokens: the
+        words' from our parser's tree (``hf_recogs.structure.cogs_word_functions``), ``other`` for ``</s>``, the
+        structure tokens and every word of a sentence without a parse."""
+        cached = self._function_cache.get(text)
+        if cached is not None:
+            return cached
+        from ..models.configuration_structure_transformer import WORD_FUNCTIONS
+        from ..structure import cogs_word_functions
+        from ..structure.tree import StructureError
+
+        ids, _ = self.encode(text)
+        try:
+            names = cogs_word_functions(self.parse(text))
+        except StructureError:
+            names = ()
+        codes = [WORD_FUNCTIONS.index(name) for name in names[:self.max_length - 1]]
+        self._function_cache[text] = codes = codes + [0] * (len(ids) - len(codes))
+        return codes
+
     @classmethod
     def for_model(cls, model, tokenizer) -> SourceLayout:
         """The layout a trained structure_transformer reads COGS-grammar sentences with, as its run did: our
@@ -427,7 +453,8 @@ class SourceLayout:
                              f"{model.config.model_type!r} model: decode it with its tokenizer alone")
         parse, markers, name = cogs_source_parser()
         return cls(tokenizer, parse, markers, model.config.structure_tokens,
-                   max_length=model.config.max_position_embeddings, parser_name=name)
+                   max_length=model.config.max_position_embeddings, parser_name=name,
+                   functions=model.config.encoder_functions)
 
     def count_unparsed(self, texts) -> int:
         """How many of ``texts`` (each laid out before) had no parse."""
@@ -445,7 +472,8 @@ class SourceLayout:
         return out
 
     def batch(self, texts: list[str]) -> dict:
-        """The encoder inputs of ``texts`` (right-padded): input_ids, attention_mask, relation_ids."""
+        """The encoder inputs of ``texts`` (right-padded): input_ids, attention_mask, relation_ids (and
+        function_ids with ``functions``)."""
         import torch
 
         encoded = [self.encode(text) for text in texts]
@@ -455,8 +483,21 @@ class SourceLayout:
         for row, (ids, _) in enumerate(encoded):
             input_ids[row, :len(ids)] = torch.tensor(ids)
             attention_mask[row, :len(ids)] = 1
-        return {"input_ids": input_ids, "attention_mask": attention_mask,
-                "relation_ids": self.relation_ids([heads for _, heads in encoded], length)}
+        batch = {"input_ids": input_ids, "attention_mask": attention_mask,
+                 "relation_ids": self.relation_ids([heads for _, heads in encoded], length)}
+        if self.functions:
+            batch["function_ids"] = padded_functions([self.function_ids(text) for text in texts], length)
+        return batch
+
+
+def padded_functions(rows: list[list[int]], length: int):
+    """(batch, length) ``function_ids``, padding ``other``."""
+    import torch
+
+    out = torch.zeros((len(rows), length), dtype=torch.long)
+    for row, codes in enumerate(rows):
+        out[row, :len(codes)] = torch.tensor(codes, dtype=torch.long)
+    return out
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -475,12 +516,13 @@ def source_layout(exp: ExperimentArguments, tokenizer, model_config) -> SourceLa
         return None
     parse, markers, name = source_parser(exp)
     return SourceLayout(tokenizer, parse, markers, model_config.structure_tokens,
-                        max_length=exp.max_positions, parser_name=name)
+                        max_length=exp.max_positions, parser_name=name, functions=model_config.encoder_functions)
 
 
 class StructureSeq2SeqCollator:
     """``DataCollatorForSeq2Seq`` plus ``relation_ids`` from each row's ``source_heads`` (rows tokenized with a
-    ``SourceLayout``); columns the model does not read (``length``) are dropped."""
+    ``SourceLayout``), and ``function_ids`` from ``source_functions`` where the rows have them; columns the model
+    does not read (``length``) are dropped."""
 
     def __init__(self, seq2seq_collator):
         self.seq2seq_collator = seq2seq_collator
@@ -490,4 +532,7 @@ class StructureSeq2SeqCollator:
         kept = [{k: v for k, v in f.items() if k in ("input_ids", "attention_mask", "labels")} for f in features]
         batch = self.seq2seq_collator(kept)
         batch["relation_ids"] = SourceLayout.relation_ids(heads, batch["input_ids"].shape[1])
+        if "source_functions" in features[0]:
+            batch["function_ids"] = padded_functions([f["source_functions"] for f in features],
+                                                     batch["input_ids"].shape[1])
         return batch

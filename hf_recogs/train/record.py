@@ -117,14 +117,14 @@ TRACK_WITHOUT_STRUCTURE = "without input structure"
 def structure_settings(config) -> dict[str, Any]:
     """The resolved structure settings of a ``StructureTransformerConfig`` as the record keeps them, with the
     track they put the run on: a model that reads no relation (``encoder_structure`` and
-    ``cross_attention_structure`` none), no structure tokens and no word classes reads no parse, so it is on the
-    track without input structure (``pointer_offsets`` read only the output's positions and the source order,
-    ``pointer_coverage`` and ``pointer_head_counts`` only the output's positions, ``decoder_position_shift`` and
-    ``decoder_relative_positions`` nothing of the input, ``output_copy`` the source's tokens, as every model does,
-    and ``output_copy_lexicon`` the training pairs)."""
+    ``cross_attention_structure`` none), no structure tokens, no word classes and no functions reads no parse, so
+    it is on the track without input structure (``pointer_offsets`` read only the output's positions and the source
+    order, ``pointer_coverage`` and ``pointer_head_counts`` only the output's positions, ``decoder_position_shift``
+    and ``decoder_relative_positions`` nothing of the input, ``output_copy`` the source's tokens, as every model
+    does, and ``output_copy_lexicon`` the training pairs)."""
     pointer = config.cross_attention_structure
     reads = (config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
-             or config.encoder_word_classes)
+             or config.encoder_word_classes or config.encoder_functions)
     return {
         "track": TRACK_WITH_STRUCTURE if reads else TRACK_WITHOUT_STRUCTURE,
         "encoder_structure": config.encoder_structure,
@@ -135,6 +135,7 @@ def structure_settings(config) -> dict[str, Any]:
         "structure_tokens": bool(config.structure_tokens),
         "tree": "constituents (structure tokens)" if config.structure_tokens else "head words",
         "encoder_word_classes": bool(config.encoder_word_classes),
+        "encoder_functions": bool(config.encoder_functions),
         "cross_attention_structure": pointer,
         "pointer_offsets": config.pointer_offsets,
         "pointer_offsets_scope": config.pointer_offsets_scope,

@@ -132,8 +132,8 @@ def source_gap(model, batches, bf16: bool = False) -> tuple[float, float]:
             true_losses.append(float(model(**batch).loss))
             # every row gets the previous row's source (its mask and, for structure_transformer, its tree too);
             # labels stay
-            rolled = dict(batch, **{k: batch[k].roll(1, 0) for k in ("input_ids", "attention_mask", "relation_ids")
-                                    if k in batch})
+            sources = ("input_ids", "attention_mask", "relation_ids", "function_ids")
+            rolled = dict(batch, **{k: batch[k].roll(1, 0) for k in sources if k in batch})
             shuffled_losses.append(float(model(**rolled).loss))
     model.train(was_training)
     true_loss = sum(true_losses) / len(true_losses)

@@ -33,6 +33,11 @@ DEFAULT_HARD_RELATIONS = ("self", "parent_to_child", "child_to_parent")
 # ``word_class``); "other" for whatever is not a word of the input grammar.
 WORD_CLASSES = ("other", "function", "name", "noun", "verb")
 
+# ``encoder_functions``: the syntactic function our parser's tree gives each encoder word (hf_recogs.structure.cogs's
+# ``word_functions``, as Penn Treebank function tags: configurational, never the output's roles); "other" for every
+# other token.
+WORD_FUNCTIONS = ("other", "verb", "subject", "fronted", "object", "first_object", "phrase_object")
+
 CROSS_ATTENTION_STRUCTURE = ("none", "pointer")
 # Where in the output the offset term applies: everywhere, or only until the output's first ``AND`` (the
 # noun list of ReCOGS_pos, which follows the source's word order; in COGS also the first predicate).
@@ -78,6 +83,14 @@ class StructureTransformerConfig(BartConfig):
             word (zero at initialisation). A word seen only alone in training (a COGS primitive: *Paula*) has an
             embedding trained in one context; its class vector is trained by every word of the class, so the
             encoder reads the new word as the names it should behave like. ``False`` (default): off.
+        encoder_functions: each encoder token's embedding also gets a learned vector of its syntactic function in
+            the input's parse (``WORD_FUNCTIONS``: the noun of a subject, of a fronted object, of an object, of the
+            first of two objects, of a prepositional phrase; a verb; anything else), which the data collator
+            passes as ``function_ids`` (zero at initialisation). Functions, not roles: a subject is the agent
+            of one verb and the theme of another. Why: in ReCOGS_pos train a noun before the verb that carries
+            a prepositional phrase is always a fronted object, so a model reading word order and the tree's
+            shape learns "theme"; the function tells the subject of *The cat on the mat slept* from the fronted
+            object of *The cat on the mat Emma saw*. ``False`` (default): off.
         word_class_ids: with ``encoder_word_classes``: the class (index into ``WORD_CLASSES``) of every token id
             of the vocabulary (``build_model`` fills it from the tokenizer and the parser's lexicon).
         cross_attention_structure: ``"none"``: Bart's cross-attention; ``"pointer"``: every decoder layer adds a
@@ -224,6 +237,7 @@ class StructureTransformerConfig(BartConfig):
     num_relations: int = len(TREE_RELATIONS)
     encoder_word_classes: bool = False
     word_class_ids: list[int] | None = None
+    encoder_functions: bool = False
     cross_attention_structure: str = "none"
     pointer_offsets: int = 0
     pointer_offsets_scope: str = "all"
@@ -363,4 +377,4 @@ class StructureTransformerConfig(BartConfig):
 
 __all__ = ["CROSS_ATTENTION_STRUCTURE", "DEFAULT_HARD_RELATIONS", "ENCODER_STRUCTURE", "POINTER_OFFSETS_BY",
            "POINTER_OFFSETS_SCOPE", "POINTER_RELATIONS", "POINTER_RELATIONS_WITH_SIDES", "SIDED_RELATIONS",
-           "TREE_RELATIONS", "WORD_CLASSES", "StructureTransformerConfig"]
+           "TREE_RELATIONS", "WORD_CLASSES", "WORD_FUNCTIONS", "StructureTransformerConfig"]
