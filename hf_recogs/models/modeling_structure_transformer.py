@@ -1029,6 +1029,6 @@ class StructureTransformerForConditionalGeneration(BartForConditionalGeneration)
         return inputs
 
 
-__all__ = ["FunctionEmbedding", "OutputCopy", "PointerKeys", "PointerValues", "StructureEncoderOutput", "StructureTransformerDecoder",
-           "StructureTransformerDecoderLayer", "StructureTransformerEncoder",
+__all__ = ["FunctionEmbedding", "OutputCopy", "PointerKeys", "PointerValues", "StructureEncoderOutput",
+           "StructureTransformerDecoder", "StructureTransformerDecoderLayer", "StructureTransformerEncoder",
            "StructureTransformerForConditionalGeneration", "StructureTransformerModel", "WordClassEmbedding"]
