@@ -247,6 +247,10 @@ def test_structure_options_are_model_overrides_and_checked_early(tmp_path):
         parse_args([CONFIG, "model_overrides={decoder_relative_positions: -2}"])
     with pytest.raises(ConfigError, match="decoder_relative_positions drops .* set one of the two"):
         parse_args([CONFIG, "model_overrides={decoder_relative_positions: 8, decoder_position_shift: 16}"])
+    with pytest.raises(ConfigError, match="decoder_attention_window must be a whole number >= 0"):
+        parse_args([CONFIG, "model_overrides={decoder_relative_positions: 8, decoder_attention_window: -1}"])
+    with pytest.raises(ConfigError, match="decoder_attention_window masks .* needs decoder_relative_positions > 0"):
+        parse_args([CONFIG, "model_overrides={decoder_attention_window: 8}"])
     with pytest.raises(ConfigError, match="decoder_position_shift' expected int"):
         parse_args([CONFIG, "model_overrides={decoder_position_shift: 2.5}"])
     with pytest.raises(ConfigError, match="reads the parse of COGS-grammar inputs"):
@@ -309,6 +313,10 @@ def test_a_tiny_train_run_records_the_structure_track(tmp_path, mirror):
     relative = {**res, "input_structure": {**structure, "decoder_position_shift": 0, "decoder_relative_positions": 8}}
     assert "a learned term per head for 0 to 7 and one for 8 or more (`decoder_relative_positions`)" in str(
         render_model_card(relative))
+    assert structure["decoder_attention_window"] == 0 and "`decoder_attention_window`" not in str(
+        render_model_card(relative))
+    relative["input_structure"]["decoder_attention_window"] = 6
+    assert "saw only itself and the 5 tokens before it (`decoder_attention_window`)" in str(render_model_card(relative))
     without = {**res, "input_structure": {**structure, "pointer_values": False, "encoder_word_classes": False,
                                           "encoder_functions": False,
                                           "pointer_arity_mask": False, "pointer_head_counts": False,
@@ -1017,6 +1025,58 @@ def test_a_relative_decoder_reads_distances_and_no_position_table(pointer_tok):
         others = [(t, k) for t in range(steps) for k in range(t + 1) if k not in (t - 1, 2)]
         assert all((layer[0, :, t, k] > 1e-4).all() for t, k in others)
         assert (layer[0].triu(1) == 0).all()  # causal
+
+
+def test_a_decoder_window_hides_the_tokens_before_it(pointer_tok):
+    """``decoder_attention_window=2``: every decoder self-attention head gives some weight to the token itself and
+    the one before it and none to any other; with two decoder layers a token's logits then change when the
+    decoder input two tokens back changes and stay as they were when one three or more back does (past
+    2 × (2 - 1)), where the same model without the window reads that far."""
+    windowed, reads_all = (tiny(pointer_tok, encoder_structure="none", decoder_layers=2, decoder_relative_positions=4,
+                                decoder_attention_window=window, attn_implementation="eager") for window in (2, 0))
+    batch = encoded(pointer_tok)
+    del batch["relation_ids"]
+    batch = {k: v[:1] for k, v in batch.items()}
+    ids = pointer_tok([TARGET], return_tensors="pt")["input_ids"]
+    changed = ids.clone()
+    changed[0, 1] = pointer_tok.convert_tokens_to_ids("AND")
+    assert ids[0, 1] != changed[0, 1] and ids.shape[1] > 6
+    with torch.no_grad():
+        for model in (windowed, reads_all):
+            model.model.decoder.distance_bias.weight.normal_(0, 1.0)
+        attentions = windowed(**batch, decoder_input_ids=ids, output_attentions=True).decoder_attentions
+        # (logits before the change, after it) of each model
+        windowed_logits, full_logits = ([m(**batch, decoder_input_ids=x).logits[0] for x in (ids, changed)]
+                                        for m in (windowed, reads_all))
+    for layer in attentions:  # (batch, heads, tgt, tgt)
+        steps = layer.shape[-1]
+        for t in range(steps):
+            for k in range(steps):
+                assert ((layer[0, :, t, k] > 1e-4) if t - k in (0, 1) else (layer[0, :, t, k] == 0)).all()
+    assert not torch.allclose(windowed_logits[0][3], windowed_logits[1][3], atol=1e-4)  # two back: within reach
+    assert torch.equal(windowed_logits[0][4:], windowed_logits[1][4:])  # three or more back: out of reach
+    assert not torch.allclose(full_logits[0][-1], full_logits[1][-1], atol=1e-4)  # no window: the last reads it
+
+
+def test_decoding_with_a_cache_keeps_the_decoder_window(pointer_tok):
+    """With ``decoder_attention_window``, forced decoding with a cache (one query, every key so far) gives the
+    logits of one teacher-forced forward, and the window changes them."""
+    model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
+                 pointer_coverage=True, decoder_layers=2, decoder_relative_positions=3, decoder_attention_window=2)
+    with torch.no_grad():
+        for bias in (model.model.decoder.pointer_bias, model.model.decoder.offset_bias,
+                     model.model.decoder.coverage_bias, model.model.decoder.distance_bias):
+            bias.weight.normal_(0, 2.0)
+    batch, labels = _pointer_batch(pointer_tok)
+    target = labels[:1]
+    one = {k: v[:1] for k, v in batch.items()}
+    sequence, logits = _forced_decoding(model, batch, target)
+    with torch.no_grad():
+        assert torch.equal(sequence, target[0])
+        teacher = model(**one, labels=target).logits[0]
+        assert torch.allclose(logits, teacher, atol=1e-4)
+        model.model.decoder.attention_window = 0
+        assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
 
 
 def test_a_noun_list_scope_keeps_the_offset_term_until_the_first_and(pointer_tok):

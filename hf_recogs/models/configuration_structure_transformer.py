@@ -187,6 +187,13 @@ class StructureTransformerConfig(BartConfig):
             Shaw et al. 2018, as a bias). "The token two back" then means the same at output token 250 as at
             25, where a row of the learned table that few training targets reach means little. It reads no
             tree, and excludes ``decoder_position_shift``. 0 (default): Bart's learned positions.
+        decoder_attention_window: W > 0, with ``decoder_relative_positions``: each decoder token's self-attention
+            sees only itself and the W - 1 tokens before it (a sliding window; two layers reach 2W - 2 back). A
+            conjunct then reads the few conjuncts before it and not how the form began: in ReCOGS_pos a form that
+            begins with a subject's phrase (``nmod . in ( 1 , 4 ) AND sneeze ( 5 ) AND agent ( 5 , 1 )``), which
+            no training form does, looks like a training form a few tokens later. What a longer reach gave, which
+            words the output has named and how often, the pointer terms read from the whole output
+            (``pointer_coverage``, ``pointer_head_counts``). It reads no tree. 0 (default): no window.
         output_copy: the output layer can also copy a source token (a pointer-generator, See et al. 2017): a
             learned attention over the encoder's outputs, from the decoder's last state, gives each source token
             a share, and a learned gate per decoder token mixes that copy distribution (each token id gets the
@@ -255,6 +262,7 @@ class StructureTransformerConfig(BartConfig):
     pointer_head_counts: bool = False
     decoder_position_shift: int = 0
     decoder_relative_positions: int = 0
+    decoder_attention_window: int = 0
     output_copy: bool = False
     output_copy_lexicon: bool = False
     output_copy_positions: bool = False
@@ -322,6 +330,12 @@ class StructureTransformerConfig(BartConfig):
         if relative and shift:
             raise ValueError("decoder_relative_positions drops the decoder's learned positions that "
                              "decoder_position_shift shifts: set one of the two")
+        window = self.decoder_attention_window
+        if not isinstance(window, int) or window < 0:
+            raise ValueError(f"decoder_attention_window must be a whole number >= 0 (0: off), got {window!r}")
+        if window and not relative:
+            raise ValueError("decoder_attention_window masks the decoder's relative self-attention: it needs "
+                             "decoder_relative_positions > 0")
         classes = self.word_class_ids
         if classes is not None and (len(classes) != self.vocab_size or
                                     not all(0 <= c < len(WORD_CLASSES) for c in classes)):

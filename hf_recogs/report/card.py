@@ -182,6 +182,9 @@ def _structure_track_note(results: dict[str, Any]) -> str:
     relative_note = (f" The decoder had no learned positions: its self-attention read the distance back to each "
                      f"token, a learned term per head for 0 to {relative - 1} and one for {relative} or more "
                      "(`decoder_relative_positions`)." if relative else "")
+    window = (structure or {}).get("decoder_attention_window")
+    relative_note += (f" Each decoder token's self-attention saw only itself and the {window - 1} tokens before it "
+                      "(`decoder_attention_window`)." if window else "")
     copy_note = (" Its output layer could also copy a source token: a learned attention over the encoder's outputs "
                  "and a gate mixed that copy distribution with the vocabulary's (`output_copy`, a "
                  "pointer-generator)." if (structure or {}).get("output_copy") else "")

@@ -119,9 +119,9 @@ def structure_settings(config) -> dict[str, Any]:
     track they put the run on: a model that reads no relation (``encoder_structure`` and
     ``cross_attention_structure`` none), no structure tokens, no word classes and no functions reads no parse, so
     it is on the track without input structure (``pointer_offsets`` read only the output's positions and the source
-    order, ``pointer_coverage`` and ``pointer_head_counts`` only the output's positions, ``decoder_position_shift``
-    and ``decoder_relative_positions`` nothing of the input, ``output_copy`` the source's tokens, as every model
-    does, and ``output_copy_lexicon`` the training pairs)."""
+    order, ``pointer_coverage`` and ``pointer_head_counts`` only the output's positions, ``decoder_position_shift``,
+    ``decoder_relative_positions`` and ``decoder_attention_window`` nothing of the input, ``output_copy`` the
+    source's tokens, as every model does, and ``output_copy_lexicon`` the training pairs)."""
     pointer = config.cross_attention_structure
     reads = (config.encoder_structure != "none" or config.structure_tokens or pointer != "none"
              or config.encoder_word_classes or config.encoder_functions)
@@ -149,6 +149,7 @@ def structure_settings(config) -> dict[str, Any]:
         "pointer_head_counts": bool(config.pointer_head_counts),
         "decoder_position_shift": config.decoder_position_shift,
         "decoder_relative_positions": config.decoder_relative_positions,
+        "decoder_attention_window": config.decoder_attention_window,
         "output_copy": bool(config.output_copy),
         "output_copy_lexicon": bool(config.output_copy_lexicon),
         "output_copy_positions": bool(config.output_copy_positions),

@@ -531,6 +531,7 @@ class StructureTransformerDecoder(BartDecoder):
         self.offsets_by = config.pointer_offsets_by
         self.position_shift = config.decoder_position_shift
         self.max_distance = config.decoder_relative_positions
+        self.attention_window = config.decoder_attention_window
         # distances 0..R-1, then one label for "R or more"
         self.distance_bias = (StructureRelationBias(layers, heads, self.max_distance + 1) if self.max_distance
                               else None)
@@ -675,11 +676,16 @@ class StructureTransformerDecoder(BartDecoder):
     def relative_self_masks(self, attention_mask, query_length: int, dtype) -> list:
         """Per layer, the additive self-attention mask (batch, heads, query_length, key_length) of a
         ``decoder_relative_positions`` model: the learned term of each (query, key) distance, and the dtype's
-        minimum on keys after the query and on padding (``attention_mask`` (batch, key_length), 0 for padding)."""
+        minimum on keys after the query, on padding (``attention_mask`` (batch, key_length), 0 for padding) and,
+        with ``decoder_attention_window`` W, on keys W or more tokens back."""
         key_length = attention_mask.shape[1]
-        distances = relative_distances(query_length, key_length, self.max_distance, attention_mask.device)
-        blocked = (distances < 0)[None, None] | ~attention_mask.bool()[:, None, None, :]
-        return [self.distance_bias(layer, distances.clamp(min=0)[None]).to(dtype).masked_fill(
+        back = relative_distances(query_length, key_length, key_length, attention_mask.device)  # not capped
+        blocked = back < 0
+        if self.attention_window:
+            blocked = blocked | (back >= self.attention_window)
+        blocked = blocked[None, None] | ~attention_mask.bool()[:, None, None, :]
+        distances = back.clamp(min=0, max=self.max_distance)
+        return [self.distance_bias(layer, distances[None]).to(dtype).masked_fill(
             blocked, torch.finfo(dtype).min) for layer in range(len(self.layers))]
 
     def cross_attention_masks(self, labels, encoder_attention_mask, dtype, blocked=None) -> list:
