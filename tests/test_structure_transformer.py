@@ -564,22 +564,24 @@ def _forced_decoding(model, batch, target):
     return out.sequences[0, 1:], torch.stack(out.logits, 1)[0]
 
 
-@pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope", "relative", "offsets_by"),
-                         [(False, False, False, "all", 0, "position"), (True, False, False, "noun_list", 0, "position"),
-                          (False, True, True, "all", 3, "position"), (True, False, True, "all", 0, "relation"),
-                          (True, False, False, "noun_list", 0, "both")])
+@pytest.mark.parametrize(("sides", "argument_mask", "coverage", "scope", "relative", "offsets_by", "window"),
+                         [(False, False, False, "all", 0, "position", 0),
+                          (True, False, False, "noun_list", 0, "position", 0),
+                          (False, True, True, "all", 3, "position", 0), (True, False, True, "all", 0, "relation", 0),
+                          (True, False, False, "noun_list", 0, "both", 0), (False, False, True, "all", 3, "both", 2)])
 def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides, argument_mask, coverage, scope,
-                                                              relative, offsets_by):
+                                                              relative, offsets_by, window):
     """Forced through the target token by token (with a cache, as generate decodes), the model gives the
     logits of one teacher-forced forward: the pointer of each step comes from the whole decoded prefix (and,
     with ``pointer_sides``, each source word's side of it; with ``pointer_argument_mask``, whether the step is
     inside a second argument, and with ``pointer_arity_mask`` whether it names a first one; with
     ``pointer_coverage``, how often each word was named before; with a scoped offset term, whether the prefix has
-    an ``AND`` yet; with ``decoder_relative_positions``, how far back each earlier token stands)."""
+    an ``AND`` yet; with ``decoder_relative_positions``, how far back each earlier token stands, and with
+    ``decoder_attention_window``, whether it is inside the window)."""
     model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
                  pointer_sides=sides, pointer_argument_mask=argument_mask, pointer_arity_mask=argument_mask,
-                 pointer_coverage=coverage,
-                 pointer_offsets_scope=scope, decoder_relative_positions=relative, pointer_offsets_by=offsets_by)
+                 pointer_coverage=coverage, pointer_offsets_scope=scope, decoder_relative_positions=relative,
+                 pointer_offsets_by=offsets_by, decoder_attention_window=window, decoder_layers=2 if window else 1)
     terms = [model.model.decoder.pointer_bias, model.model.decoder.offset_bias]
     terms += [model.model.decoder.rank_bias] if offsets_by == "both" else []
     terms += [model.model.decoder.coverage_bias] if coverage else []
@@ -602,6 +604,10 @@ def test_decoding_with_a_cache_sees_the_pointer_training_sees(pointer_tok, sides
             bias.weight.zero_()
             assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
             bias.weight.copy_(kept)
+        if window:  # so does the window
+            model.model.decoder.attention_window = 0
+            assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
+            model.model.decoder.attention_window = window
         beams = model.generate(**batch, max_length=12, num_beams=3)
     assert beams.shape[0] == 2
 
@@ -1056,27 +1062,6 @@ def test_a_decoder_window_hides_the_tokens_before_it(pointer_tok):
     assert not torch.allclose(windowed_logits[0][3], windowed_logits[1][3], atol=1e-4)  # two back: within reach
     assert torch.equal(windowed_logits[0][4:], windowed_logits[1][4:])  # three or more back: out of reach
     assert not torch.allclose(full_logits[0][-1], full_logits[1][-1], atol=1e-4)  # no window: the last reads it
-
-
-def test_decoding_with_a_cache_keeps_the_decoder_window(pointer_tok):
-    """With ``decoder_attention_window``, forced decoding with a cache (one query, every key so far) gives the
-    logits of one teacher-forced forward, and the window changes them."""
-    model = tiny(pointer_tok, encoder_structure="both", cross_attention_structure="pointer", pointer_offsets=3,
-                 pointer_coverage=True, decoder_layers=2, decoder_relative_positions=3, decoder_attention_window=2)
-    with torch.no_grad():
-        for bias in (model.model.decoder.pointer_bias, model.model.decoder.offset_bias,
-                     model.model.decoder.coverage_bias, model.model.decoder.distance_bias):
-            bias.weight.normal_(0, 2.0)
-    batch, labels = _pointer_batch(pointer_tok)
-    target = labels[:1]
-    one = {k: v[:1] for k, v in batch.items()}
-    sequence, logits = _forced_decoding(model, batch, target)
-    with torch.no_grad():
-        assert torch.equal(sequence, target[0])
-        teacher = model(**one, labels=target).logits[0]
-        assert torch.allclose(logits, teacher, atol=1e-4)
-        model.model.decoder.attention_window = 0
-        assert not torch.allclose(model(**one, labels=target).logits[0], teacher, atol=1e-3)
 
 
 def test_a_noun_list_scope_keeps_the_offset_term_until_the_first_and(pointer_tok):
