@@ -21,6 +21,10 @@ for _name, _value in {
     "HF_HOME": _HF_HOME,
 }.items():
     os.environ[_name] = _value
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Under `pytest -n N` the N workers already fill the cores: one BLAS thread each, set before torch is imported
+    # (a test's subprocesses inherit it), instead of N workers each starting a thread per core.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
 _DEFAULT_MIRROR = ROOT.parent / "shared" / "mirror"

@@ -19,7 +19,7 @@ README = ROOT / "README.md"
 
 # The second of README's two top commands: CI (.ci/run) runs it verbatim, so it must not change by a byte.
 TEST_COMMAND = ('python3 -m venv .venv && . .venv/bin/activate && pip install torch==2.13.0 && '
-                'pip install -e ".[test]" && python -m pytest')
+                'pip install -e ".[test]" && python -m pytest -n 2 --dist worksteal')
 
 # command prefix -> the tests that run it (tests/<file>.py::<test>)
 RUN_BY: dict[str, tuple[str, ...]] = {
