@@ -13,6 +13,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -1164,6 +1165,8 @@ def test_training_time_adds_up_over_resumes(tmp_path):
     single = json.loads((seed_dir / "results.json").read_text())["train"]
     assert [(p["from_step"], p["to_step"]) for p in single["time"]["parts"]] == [(0, single["global_step"])]
     assert single["time"]["wall_s"] > 0 and single["time"]["cpu_thread_s"] >= single["time"]["wall_s"]
+    # what the process used, at most what it held (plus the odd helper thread)
+    assert 0 < single["time"]["process_cpu_s"] <= 1.1 * single["time"]["cpu_thread_s"] + 0.5
 
     checkpoints = sorted(seed_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
     first_step = int(checkpoints[0].name.split("-")[1])
@@ -1177,7 +1180,12 @@ def test_training_time_adds_up_over_resumes(tmp_path):
     assert [(p["from_step"], p["to_step"]) for p in parts] == [(0, first_step), (first_step, train["global_step"])]
     assert all(p["wall_s"] > 0 and p["threads"] >= 1 and p["processes"] == 1 for p in parts)
     assert train["time"]["wall_s"] == pytest.approx(sum(p["wall_s"] for p in parts), abs=0.11)
-    assert "2 parts" in (seed_dir / "README.md").read_text()
+    assert all(p["process_cpu_s"] > 0 for p in parts)
+    assert train["time"]["process_cpu_s"] == pytest.approx(sum(p["process_cpu_s"] for p in parts), abs=0.11)
+    card = (seed_dir / "README.md").read_text()
+    assert "2 parts" in card
+    used = f"of which the training process used {train['time']['process_cpu_s'] / 3600:.2f}"
+    assert used in card, card[:2000]
 
     # a checkpoint from before the clock existed: the earlier part's time is unknown, not zero
     from hf_recogs.train.trainer import TrainingClock, training_time
@@ -1186,6 +1194,25 @@ def test_training_time_adds_up_over_resumes(tmp_path):
     earlier = TrainingClock(str(checkpoints[0])).earlier
     assert earlier == [{"from_step": 0, "to_step": first_step, "wall_s": None, "threads": None, "processes": None}]
     assert training_time(earlier)["wall_s"] is None
+    # a part recorded before the CPU seconds were: the wall clock still adds up, the CPU total is unknown
+    older = [{k: v for k, v in p.items() if k != "process_cpu_s"} for p in parts[:1]] + parts[1:]
+    assert training_time(older)["wall_s"] == pytest.approx(train["time"]["wall_s"], abs=0.11)
+    assert training_time(older)["process_cpu_s"] is None
+
+
+def test_the_cpu_seconds_do_not_count_a_wait():
+    """Wall × threads grows while the process waits (stopped, or its core held by another job); the CPU seconds
+    do not. A part that sleeps half a second records the wall time and next to no CPU time."""
+    from types import SimpleNamespace
+
+    from hf_recogs.train.trainer import TrainingClock
+
+    clock = TrainingClock(None)
+    clock.on_train_begin(None, SimpleNamespace(global_step=0), None)
+    time.sleep(0.5)
+    clock.on_train_end(None, SimpleNamespace(global_step=3), None)
+    (part,) = clock.parts(SimpleNamespace(global_step=3), world_size=1)
+    assert part["wall_s"] >= 0.5 and part["process_cpu_s"] < 0.2, part
 
 
 def test_resuming_the_last_checkpoint_of_a_max_steps_run_trains_no_further(tmp_path):

@@ -35,7 +35,7 @@ class TrainingRecord:
     loss_this_process: float | None = None  # the Trainer's training_loss: the steps since the last resume only
     global_step: int | None = None
     runtime_s: float | None = None  # this process only
-    time: dict | None = None  # the whole run: wall seconds, thread-seconds, and each part
+    time: dict | None = None  # the whole run: wall seconds, thread-seconds, CPU seconds, and each part
     epochs: float | None = None
     epochs_done: float | None = None
     train_rows: int | None = None

@@ -179,9 +179,12 @@ class SourceUseMonitor(TrainerCallback):
 class TrainingClock(TrainerCallback):
     """The training time of a run across its resumes.
 
-    Each process that trains is one *part* (steps from → to, wall seconds, torch threads, processes). Every
-    checkpoint carries the parts so far in ``training_time.json``, so a run resumed from it reports the time of
-    the whole run. A checkpoint written before this file existed gives a part with ``wall_s: null`` (unknown).
+    Each process that trains is one *part* (steps from → to, wall seconds, torch threads, processes, and the CPU
+    seconds of the main process, all its threads). Every checkpoint carries the parts so far in
+    ``training_time.json``, so a run resumed from it reports the time of the whole run. A checkpoint written
+    before this file existed gives a part with ``wall_s: null`` (unknown). Wall × threads is what the run held;
+    the CPU seconds are what it used, and unlike the wall clock they do not grow while another job holds the
+    core or the process is stopped.
     """
 
     def __init__(self, resume: str | None):
@@ -195,21 +198,23 @@ class TrainingClock(TrainerCallback):
                 self.earlier = [{"from_step": 0, "to_step": step, "wall_s": None, "threads": None,
                                  "processes": None}]
         self.started = self.ended = None
+        self.cpu_started = self.cpu_ended = None
         self.first_step = 0
 
     def parts(self, state, world_size: int) -> list[dict]:
         if self.started is None:
             return list(self.earlier)
         wall = (self.ended or time.perf_counter()) - self.started
+        cpu = (self.cpu_ended or time.process_time()) - self.cpu_started
         now = {"from_step": self.first_step, "to_step": state.global_step, "wall_s": round(wall, 1),
-               "threads": torch.get_num_threads(), "processes": world_size}
+               "threads": torch.get_num_threads(), "processes": world_size, "process_cpu_s": round(cpu, 1)}
         return [*self.earlier, now] if now["to_step"] > now["from_step"] else list(self.earlier)
 
     def on_train_begin(self, args, state, control, **kwargs):
-        self.started, self.first_step = time.perf_counter(), state.global_step
+        self.started, self.cpu_started, self.first_step = time.perf_counter(), time.process_time(), state.global_step
 
     def on_train_end(self, args, state, control, **kwargs):
-        self.ended = time.perf_counter()
+        self.ended, self.cpu_ended = time.perf_counter(), time.process_time()
 
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
@@ -220,12 +225,15 @@ class TrainingClock(TrainerCallback):
 
 
 def training_time(parts: list[dict]) -> dict:
-    """Totals of a run's parts: wall seconds and thread-seconds (wall × torch threads × processes), ``None``
-    when a part's time is unknown."""
+    """Totals of a run's parts: wall seconds, thread-seconds (wall × torch threads × processes) and the main
+    process's CPU seconds, each ``None`` when a part does not know it (a part recorded before the CPU seconds
+    were has only the first two)."""
     known = all(p["wall_s"] is not None for p in parts)
+    cpu_known = all(p.get("process_cpu_s") is not None for p in parts)
     return {
         "wall_s": round(sum(p["wall_s"] for p in parts), 1) if known else None,
         "cpu_thread_s": (round(sum(p["wall_s"] * p["threads"] * p["processes"] for p in parts), 1)
                          if known else None),
+        "process_cpu_s": round(sum(p["process_cpu_s"] for p in parts), 1) if cpu_known else None,
         "parts": parts,
     }
