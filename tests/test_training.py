@@ -1215,6 +1215,21 @@ def test_the_cpu_seconds_do_not_count_a_wait():
     assert part["wall_s"] >= 0.5 and part["process_cpu_s"] < 0.2, part
 
 
+def test_the_card_gives_the_cpu_seconds_of_a_one_process_run_only():
+    """With several processes the CPU seconds are the main one's alone, a fraction of the run's: the card leaves
+    them out rather than set them beside the thread-hours of all the processes."""
+    from hf_recogs.report.card import render_model_card
+    from hf_recogs.train.trainer import training_time
+
+    results = json.loads((ROOT / "results" / "cogs_transformer_fast" / "seed_42" / "results.json").read_text())
+    part = {"from_step": 0, "to_step": 10, "wall_s": 7200.0, "threads": 1, "processes": 1, "process_cpu_s": 5400.0}
+    results["train"]["time"] = training_time([part])
+    assert "(2.00 CPU thread-hours, of which the training process used 1.50)" in str(render_model_card(results))
+    results["train"]["time"] = training_time([{**part, "processes": 2}])
+    card = str(render_model_card(results))
+    assert "(4.00 CPU thread-hours)" in card and "the training process used" not in card
+
+
 def test_resuming_the_last_checkpoint_of_a_max_steps_run_trains_no_further(tmp_path):
     """A max_steps run killed after its last checkpoint but before its results: resuming evaluates that
     checkpoint as it is (transformers alone would take one more optimizer step when the run ended mid-epoch)."""

@@ -183,8 +183,8 @@ class TrainingClock(TrainerCallback):
     seconds of the main process, all its threads). Every checkpoint carries the parts so far in
     ``training_time.json``, so a run resumed from it reports the time of the whole run. A checkpoint written
     before this file existed gives a part with ``wall_s: null`` (unknown). Wall × threads is what the run held;
-    the CPU seconds are what it used, and unlike the wall clock they do not grow while another job holds the
-    core or the process is stopped.
+    the CPU seconds are what it used (the main process's only: all of it when the run is one process), and unlike
+    the wall clock they do not grow while another job holds the core or the process is stopped.
     """
 
     def __init__(self, resume: str | None):
