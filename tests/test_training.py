@@ -1226,6 +1226,7 @@ def test_the_card_gives_the_cpu_seconds_of_a_one_process_run_only():
     results["train"]["time"] = training_time([part])
     assert "(2.00 CPU thread-hours, of which the training process used 1.50)" in str(render_model_card(results))
     results["train"]["time"] = training_time([{**part, "processes": 2}])
+    assert results["train"]["time"]["process_cpu_s"] is None
     card = str(render_model_card(results))
     assert "(4.00 CPU thread-hours)" in card and "the training process used" not in card
 

@@ -211,7 +211,8 @@ class TrainingClock(TrainerCallback):
         return [*self.earlier, now] if now["to_step"] > now["from_step"] else list(self.earlier)
 
     def on_train_begin(self, args, state, control, **kwargs):
-        self.started, self.cpu_started, self.first_step = time.perf_counter(), time.process_time(), state.global_step
+        self.started, self.cpu_started = time.perf_counter(), time.process_time()
+        self.first_step = state.global_step
 
     def on_train_end(self, args, state, control, **kwargs):
         self.ended, self.cpu_ended = time.perf_counter(), time.process_time()
@@ -225,11 +226,12 @@ class TrainingClock(TrainerCallback):
 
 
 def training_time(parts: list[dict]) -> dict:
-    """Totals of a run's parts: wall seconds, thread-seconds (wall × torch threads × processes) and the main
-    process's CPU seconds, each ``None`` when a part does not know it (a part recorded before the CPU seconds
-    were has only the first two)."""
+    """Totals of a run's parts: wall seconds, thread-seconds (wall × torch threads × processes) and CPU seconds,
+    each ``None`` when a part does not know it (a part recorded before the CPU seconds were has only the first
+    two). A part of several processes knows only its main process's CPU seconds, not the run's: the total is
+    ``None`` then too, while the part keeps its own figure."""
     known = all(p["wall_s"] is not None for p in parts)
-    cpu_known = all(p.get("process_cpu_s") is not None for p in parts)
+    cpu_known = all(p.get("process_cpu_s") is not None and p["processes"] == 1 for p in parts)
     return {
         "wall_s": round(sum(p["wall_s"] for p in parts), 1) if known else None,
         "cpu_thread_s": (round(sum(p["wall_s"] * p["threads"] * p["processes"] for p in parts), 1)
