@@ -36,7 +36,7 @@ def test_every_published_run_has_a_section_and_known_paper_sources():
     for run, *_ in results_page.HEADLINE:
         assert run in results_page.TITLES, run
     # a headline row without a paper number (the papers have no ReCOGS classifier) says so with a dash
-    paper_cells = {(b, m): p for b, m, _, _, p in results_page.headline_rows(ROOT / "results")}
+    paper_cells = {(b, m.split("; seed")[0]): p for b, m, _, _, p in results_page.headline_rows(ROOT / "results")}
     for run, key, benchmark, model in results_page.HEADLINE:
         if (benchmark, model) in paper_cells:
             expected = results_page.PAPER[run][key][0] if key in results_page.PAPER.get(run, {}) else "—"
@@ -120,6 +120,28 @@ def test_hand_computed_means_and_sample_sds(synthetic):
     assert headline_table(synthetic).splitlines()[2] == \
         "| ReCOGS_pos, gen | Transformer (fast recipe) | 80.0 ± 10.0 | 3 | 88.55 |"
     assert headline_table(synthetic) in page
+
+
+def test_the_headline_leaves_out_the_seed_a_setting_was_chosen_on(tmp_path):
+    """Settings screened on one seed's gen: the README's mean is over the seeds trained after the choice."""
+    results = tmp_path / "results"
+    best = results_page.BEST_STRUCTURE_RUN
+    assert results_page.CHOSEN_ON_SEED[best] == 66
+    # gen 90 (42) / 99 (66, left out) / 80 (77): mean 85, sample sd sqrt((25 + 25) / 1) = 7.07
+    _write(results, best, [_seed(42, 0.90, 0.9, 0.5, {"cp_recursion": 0.5}),
+                           _seed(66, 0.99, 0.9, 0.5, {"cp_recursion": 0.9}),
+                           _seed(77, 0.80, 0.9, 0.5, {"cp_recursion": 0.3})])
+    rows = [r for r in results_page.headline_rows(results) if r[0] == "ReCOGS_pos, gen"]
+    assert rows == [("ReCOGS_pos, gen", results_page.BEST_STRUCTURE_LABEL
+                     + "; seed 66, which chose the setting, left out", "85.0 ± 7.1", 2, "88.55")]
+    # the run's own section still gives every seed
+    assert "99.0 (66)" in render(results)
+
+
+def test_a_setting_with_only_its_choosing_seed_has_no_headline_row(tmp_path):
+    results = tmp_path / "results"
+    _write(results, results_page.BEST_STRUCTURE_RUN, [_seed(66, 0.99, 0.9, 0.5, {"cp_recursion": 0.9})])
+    assert results_page.headline_rows(results) == []
 
 
 def test_a_run_resumed_with_another_thread_count_names_both(tmp_path):

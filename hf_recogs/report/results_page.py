@@ -395,6 +395,9 @@ BEST_STRUCTURE_RUN = ("recogs_pos_structure_pointer_keys_sides_coverage_relative
                       "_named_words_both_transformer_fast")
 BEST_STRUCTURE_LABEL = ("the same + input structure, best setting so far (+ coverage, arity, counts, copy with a "
                         "lexicon, pointer on named words, ranks beside offsets)")
+# Settings screened against each other on one seed's gen (validation is near 100 % for all of them): that seed
+# chose the setting, so the headline counts only the seeds trained after the choice.
+CHOSEN_ON_SEED = {BEST_STRUCTURE_RUN: 66}
 HEADLINE = (
     ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
     ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen", "ReCOGS_pos, gen",
@@ -798,8 +801,15 @@ def headline_rows(results_dir: Path | str) -> list[tuple[str, str, str, int, str
     for name, key, benchmark, model in HEADLINE:
         if name not in runs:
             continue
+        run = runs[name]
+        if name in CHOSEN_ON_SEED:
+            chosen = CHOSEN_ON_SEED[name]
+            run = Run(name, [r for r in run.seeds if r["seed"] != chosen])
+            model += f"; seed {chosen}, which chose the setting, left out"
+            if not run.seeds:
+                continue
         split, _, part = key.partition("/")
-        st = run_stats(runs[name], split, part or None)
+        st = run_stats(run, split, part or None)
         rows.append((benchmark, model, st.text(), len(st.values), _paper(runs[name], key) or "—"))
     return rows
 
