@@ -22,6 +22,7 @@ modules give it).
 from __future__ import annotations
 
 import argparse
+import difflib
 import gzip
 import json
 import os
@@ -283,8 +284,11 @@ def cmd_errors(args) -> int:
     data = load_dataset(args.config, split=args.split, **params)
     wanted = set(args.category) if args.category else None
     if wanted and not wanted <= set(data["category"]):
-        raise CliError(f"{', '.join(sorted(wanted))}: not all categories of {args.config}/{args.split}; "
-                       f"name that split's categories (hf-recogs show {args.config})")
+        unknown = sorted(wanted - set(data["category"]))
+        close = [m for name in unknown for m in difflib.get_close_matches(name, set(data["category"]), n=1)]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise CliError(f"{', '.join(unknown)}: no such category in {args.config}/{args.split}{hint}; "
+                       f"its categories: hf-recogs show {args.config}")
     # from the split's own gold forms, before the predictions are read and scored
     if not indices_are_word_positions({"input": row["input"], "gold": row["output"]} for row in data):
         raise CliError(f"{args.config}/{args.split}: its logical forms do not index a word by its position in the "

@@ -199,6 +199,11 @@ def test_errors_names_a_category_the_split_lacks(mirror, tmp_path, capsys):
     assert main(["errors", str(path), "--category", "no_such_category"]) != 0
     err = capsys.readouterr().err.strip()
     assert "no_such_category" in err and "\n" not in err
+    # a category that exists is not named as the wrong one; a near miss gets the right name
+    assert main(["errors", str(path), "--category", "cp_recursion", "--category", "obj_pp_to_subj"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("hf-recogs errors: error: obj_pp_to_subj: no such category in recogs_pos/gen"), err
+    assert "did you mean obj_pp_to_subj_pp?" in err and "\n" not in err
 
 
 @pytest.mark.mirror
