@@ -161,6 +161,8 @@ class DatasetConfig:
         splits = self.splits_for(params)
         if split not in splits:
             hint = f" ({self.split_hint})" if split in self.splits and self.split_hint else ""
+            if split == "dev" and "validation" in splits:
+                hint = " (upstream's dev split is named validation here)"
             raise ValueError(f"config {self.name!r} has no split {split!r}; splits: {', '.join(splits)}{hint}")
 
     def rows(self, split: str, **params: Any) -> Iterator[Row]:

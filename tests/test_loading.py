@@ -259,8 +259,13 @@ def test_bad_names_and_parameters_get_clear_errors(fixture_data):
         hf_recogs.load_dataset("no_such_config")
     with pytest.raises(ValueError, match="has no parameter colour; it accepts: upper"):
         hf_recogs.load_dataset("fixture_cfg", colour=1)
-    with pytest.raises(ValueError, match="has no split 'dev'"):
+    with pytest.raises(ValueError, match="has no split 'dev'; splits: train, gen$"):
         hf_recogs.load_dataset("fixture_cfg", split="dev")
+    # upstream's dev is our validation: a config that has one says so (checked before any file is read)
+    from hf_recogs.registry import get_config
+
+    with pytest.raises(ValueError, match=r"has no split 'dev'; .* \(upstream's dev split is named validation here\)"):
+        get_config("recogs_pos").check_split("dev")
 
 
 def test_bare_name_through_datasets(fixture_data, tmp_path, monkeypatch):
