@@ -25,7 +25,9 @@ Greedy errors compound, so the first difference says where a wrong output starts
 that is wrong in it. For ``obj_pp_to_subj_pp`` it also counts the wrong rows that give the subject other roles
 than the gold form, those that still write every ``nmod`` conjunct of the gold form, and which noun the
 prediction gives the subject's (first) gold role: a word of the subject's phrase next to the verb is the cue a
-model can take for the subject, since in training the subject is also the noun just before its verb.
+model can take for the subject, since in training the subject is also the noun just before its verb. Over all
+its rows, right and wrong, it counts the rows right per frame of the subject's verb (its roles, whether a phrase
+follows it, or a second verb): a model can handle some frames and none of the others.
 
     hf-recogs errors results/recogs_pos_transformer_fast/seed_66/predictions_gen.jsonl.gz
     hf-recogs errors --config cogs results/cogs_transformer_fast/seed_42/predictions_gen.jsonl.gz
@@ -47,6 +49,7 @@ _ROLE = re.compile(r"\b(agent|theme|recipient) \( (?:x _ )?(\d+) , (?:x _ )?(\w+
 _NMOD_HEAD = re.compile(r"nmod \. \w+ \( (?:x _ )?(\d+) ,")
 _NMOD = re.compile(r"nmod \. \w+ \( (?:x _ )?\d+ , (?:x _ )?\d+ \)")
 _ONE_ARGUMENT = re.compile(r"(\w+) \( (?:x _ )?(\d+) \)")
+_CLAUSE = re.compile(r"\b(agent|theme|recipient|ccomp|xcomp) \( (?:x _ )?(\d+) ,")  # a verb's role or clause
 ROLE_TAKERS = ("the subject", "the phrase's noun before the verb", "another noun of the phrase",
                "a noun after the verb", "another word", "no one")
 
@@ -145,6 +148,23 @@ def subject_role_taker(gold: str, prediction: str, source: str | None = None) ->
     return "a noun after the verb" if taker is not None and taker > verb else "another word"
 
 
+def subject_frame(gold: str) -> str | None:
+    """For ``obj_pp_to_subj_pp``: the frame of the verb whose role the subject takes in ``gold``, the names of
+    that verb's role and clause conjuncts in alphabetical order (``agent + recipient + theme``), with ``, a phrase
+    after the verb`` where an ``nmod`` conjunct follows the verb; ``two verbs or more`` for a form with another
+    verb (``ccomp``, ``xcomp``). None when the gold form gives the subject no role."""
+    subject = _subject(gold)
+    clauses = [(name, int(verb)) for name, verb in _CLAUSE.findall(gold)]
+    verb = next((int(v) for _, v, arg in _ROLE.findall(gold) if arg == str(subject)), None)
+    if subject is None or verb is None:
+        return None
+    if len({v for _, v in clauses}) > 1:
+        return "two verbs or more"
+    frame = " + ".join(sorted({name for name, v in clauses if v == verb}))
+    later_phrase = any(int(head) > verb for head in _NMOD_HEAD.findall(gold))
+    return frame + (", a phrase after the verb" if later_phrase else "")
+
+
 def indices_are_word_positions(rows: Iterable[dict[str, Any]], sample: int = 200) -> bool:
     """Whether the gold forms of ``rows`` index a word by its position in the input, as ReCOGS_pos and COGS do:
     in the first ``sample`` rows, every one-argument conjunct whose name is a word of the input (``baby ( 1 )``,
@@ -165,15 +185,21 @@ def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any
     """Counts over the wrong rows (``sem`` false; ``exact`` false for a config scored by exact match):
     first-error kinds per category (and, with ``depth_of(category, input)``, per category and depth) with the
     median token position of the first error, and the subject's gold → predicted roles in
-    ``obj_pp_to_subj_pp`` and who takes its first gold role."""
+    ``obj_pp_to_subj_pp`` and who takes its first gold role; and over all of that category's rows, right and
+    wrong, how many of each verb frame (:func:`subject_frame`) are right."""
     kinds: dict[str, Counter] = defaultdict(Counter)
     positions: dict[str, list[int]] = defaultdict(list)
     wrong: Counter = Counter()
     roles: Counter = Counter()
     takers: Counter = Counter()
     phrase_right = 0
+    frames: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # frame: [right rows, rows]
     for r in rows:
-        if (r["sem"] if r.get("sem") is not None else r.get("exact")):
+        right = bool(r["sem"] if r.get("sem") is not None else r.get("exact"))
+        if r["category"] == "obj_pp_to_subj_pp" and (frame := subject_frame(r["gold"])) is not None:
+            frames[frame][0] += right
+            frames[frame][1] += 1
+        if right:
             continue
         category = r["category"]
         depth = depth_of(category, r["input"]) if depth_of is not None else None
@@ -192,7 +218,8 @@ def error_tables(rows: Iterable[dict[str, Any]], depth_of=None) -> dict[str, Any
             phrase_right += set(_NMOD.findall(r["gold"])) <= set(_NMOD.findall(r["prediction"]))
     return {"wrong": dict(wrong), "kinds": {k: dict(c) for k, c in kinds.items()},
             "first_wrong_token": {k: statistics.median(v) for k, v in positions.items()}, "subject_roles": dict(roles),
-            "subject_phrase_right": phrase_right, "subject_role_takers": dict(takers)}
+            "subject_phrase_right": phrase_right, "subject_role_takers": dict(takers),
+            "subject_frames": {f: tuple(n) for f, n in frames.items()}}
 
 
 def markdown(tables: dict[str, Any]) -> str:
@@ -218,6 +245,11 @@ def markdown(tables: dict[str, Any]) -> str:
         lines += ["", "Who the prediction gives the subject's first gold role:", "",
                   "| " + " | ".join(ROLE_TAKERS) + " |", "|---" * len(ROLE_TAKERS) + "|",
                   "| " + " | ".join(str(takers.get(t, 0)) for t in ROLE_TAKERS) + " |"]
+    if tables.get("subject_frames"):
+        lines += ["", "obj_pp_to_subj_pp, every row by the frame of the subject's verb in the gold form:", "",
+                  "| frame | rows | right |", "|---|---|---|"]
+        for frame, (right, n) in sorted(tables["subject_frames"].items(), key=lambda kv: (-kv[1][1], kv[0])):
+            lines.append(f"| {frame} | {n} | {right} |")
     return "\n".join(lines)
 
 
