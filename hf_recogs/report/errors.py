@@ -154,10 +154,10 @@ def subject_frame(gold: str) -> str | None:
     after the verb`` where an ``nmod`` conjunct follows the verb; ``two verbs or more`` for a form with another
     verb (``ccomp``, ``xcomp``). None when the gold form gives the subject no role."""
     subject = _subject(gold)
-    clauses = [(name, int(verb)) for name, verb in _CLAUSE.findall(gold)]
     verb = next((int(v) for _, v, arg in _ROLE.findall(gold) if arg == str(subject)), None)
     if subject is None or verb is None:
         return None
+    clauses = [(name, int(v)) for name, v in _CLAUSE.findall(gold)]
     if len({v for _, v in clauses}) > 1:
         return "two verbs or more"
     frame = " + ".join(sorted({name for name, v in clauses if v == verb}))
