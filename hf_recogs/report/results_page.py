@@ -117,6 +117,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
         _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_functions_transformer_fast":
         _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_transformer_fast":
+        _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     COGS_STRUCTURE_RUN: _COGS,
     COGS_STRUCTURE_BOTH_RUN: _COGS,
@@ -236,6 +238,8 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the ranks setting, positions written by pointing"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_functions_transformer_fast",
              "structure: the ranks setting, syntactic functions in the encoder"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_transformer_fast",
+             "structure: the ranks setting, decoder self-attention over the last 8 tokens"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -379,6 +383,9 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_functions_transformer_fast":
         "ReCOGS_pos, with input structure: the ranks-beside-offsets setting with a learned vector per encoder word's "
         "syntactic function in the parse (encoder_functions)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_transformer_fast":
+        "ReCOGS_pos, with input structure: the ranks-beside-offsets setting with each decoder token's self-attention "
+        "limited to itself and the 7 tokens before it (decoder_attention_window: 8)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
