@@ -82,6 +82,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "cfq_mcd1_cls_both_links": {"validation": ("97.2", "kim")},
     "recogs_pos_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_transformer_fast": _RECOGS_POS,
+    "recogs_pos_oversample_nested4_concat2_transformer_fast": _RECOGS_POS,
     "recogs_pos_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
@@ -197,6 +198,7 @@ SEQ2SEQ_COMPARISONS = {
         (
             ("recogs_pos_transformer_fast", "standard: the fast recipe"),
             ("recogs_pos_token_weighted_transformer_fast", "standard: token weighting"),
+            ("recogs_pos_oversample_nested4_concat2_transformer_fast", "standard: depth-2 rows 4×, joined sentences 2×"),
             ("recogs_pos_token_weighted_60x192_transformer_fast", "standard: token weighting, 60 × 192 (GPU)"),
             ("recogs_pos_copy_transformer_fast", "standard: copying output layer"),
             (f"{_STRUCTURE}_transformer_fast", "structure: tree mask, pointer terms (tree, offsets ±4)"),
@@ -290,6 +292,9 @@ TITLES = {
     "sygns_systematicity_one_gru": "SyGNS systematicity (primitive quantifier *one*), FOL, GRU",
     "recogs_pos_token_weighted_transformer_fast":
         "ReCOGS_pos, the fast recipe with every target token weighing the same",
+    "recogs_pos_oversample_nested4_concat2_transformer_fast":
+        "ReCOGS_pos, the fast recipe with the depth-2 recursion rows drawn 4 times and the joined sentences twice "
+        "per pass (oversample), at the same 8,520 updates",
     "recogs_pos_copy_transformer_fast":
         "ReCOGS_pos, the fast recipe's Transformer with an output layer that can also copy a source token "
         "(output_copy, a pointer-generator; no input structure)",
