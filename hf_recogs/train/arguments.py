@@ -184,6 +184,14 @@ class ExperimentArguments:
     decode_cap_margin: int = field(
         default=32, metadata={"help": "with decode_cap_per_source_word: the tokens every row gets on top"}
     )
+    constrained_decoding: bool = field(
+        default=False,
+        metadata={
+            "help": "greedy decoding writes only forms that keep the rules of ReCOGS_pos logical forms (arity, "
+            "positions, order, heads, dependents, ending; hf_recogs/form_rules.py), checked first on every "
+            "training target; results.json counts the rows left with no allowed word. ReCOGS_pos only"
+        },
+    )
     curve_splits: list[str] = field(
         default_factory=lambda: ["validation", "gen"],
         metadata={"help": "splits sampled for the learning curves (those the dataset lacks are skipped)"},
@@ -575,6 +583,9 @@ def _check_combinations(exp: ExperimentArguments, targs) -> None:
     if exp.decode_cap_per_source_word and (targs.generation_num_beams or 1) > 1:
         raise ConfigError("decode_cap_per_source_word cuts rows of greedy decoding: set generation_num_beams=1 or "
                           "decode_cap_per_source_word=0")
+    if exp.constrained_decoding and (targs.generation_num_beams or 1) > 1:
+        raise ConfigError("constrained_decoding constrains greedy decoding: set generation_num_beams=1 or "
+                          "constrained_decoding=false")
     best = (targs.metric_for_best_model or "") if targs.load_best_model_at_end else ""
     if re.search(r"(^|_)(gen|test)(_|$)", best):
         raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "

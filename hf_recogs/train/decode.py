@@ -23,9 +23,11 @@ def decode_ids(tokenizer, ids) -> list[str]:
 
 class Predictions(list):
     """The predicted texts, in the sources' order; ``cut``: the indices of the rows that a length cap stopped
-    before they ended (``decode``'s ``length_cap``; empty without one)."""
+    before they ended (``decode``'s ``length_cap``; empty without one); ``dead_ends``: those that constrained
+    decoding left with no allowed word, which then ended (``decode``'s ``constrained``; empty without it)."""
 
     cut: list[int]
+    dead_ends: list[int]
 
 
 def length_caps(sources: list[str], per_source_word: float, margin: int, max_length: int) -> list[int]:
@@ -37,7 +39,8 @@ def length_caps(sources: list[str], per_source_word: float, margin: int, max_len
 
 def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: int = 64, bf16: bool = False,
            source_max_length: int | None = None, num_beams: int = 1, desc: str | None = None,
-           shared: bool = True, encode=None, length_cap: tuple[float, int] | None = None) -> Predictions:
+           shared: bool = True, encode=None, length_cap: tuple[float, int] | None = None,
+           constrained: bool = False) -> Predictions:
     """Predictions for ``sources``, in their order: greedy (``num_beams`` 1) or beam search.
 
     Outputs stop at ``max_length`` tokens; sources are cut at ``source_max_length`` (default ``max_length``), as
@@ -52,12 +55,17 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
     ``max_length`` stops all of them: a batch ends when every row has ended or reached its cap, so a row that
     runs on no longer keeps a batch of short rows decoding to ``max_length``. The other rows' outputs do not
     change (greedy decoding computes each row alone); a cut row's output is the first tokens of the one it
-    would have written, which did not end within its cap: wrong wherever the gold form fits in that cap."""
-    import torch
-    from transformers import StoppingCriteria, StoppingCriteriaList
+    would have written, which did not end within its cap: wrong wherever the gold form fits in that cap.
 
-    if length_cap is not None and num_beams > 1:
-        raise ValueError("length_cap stops rows of greedy decoding; with num_beams > 1 leave it out")
+    ``constrained`` (greedy only): every row keeps the rules of ReCOGS_pos forms (``hf_recogs.form_rules``)
+    for its source; the caller has checked them on the training targets."""
+    import torch
+    from transformers import LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
+
+    from ..form_rules import ConstrainedDecoding
+
+    if (length_cap is not None or constrained) and num_beams > 1:
+        raise ValueError("length_cap and constrained are for greedy decoding; with num_beams > 1 leave them out")
     order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
     device = next(model.parameters()).device
 
@@ -68,7 +76,7 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
         def __call__(self, input_ids, scores, **kwargs) -> torch.Tensor:
             return input_ids.shape[1] >= self.caps
 
-    def predict(idx: list[int]) -> list[tuple[str, bool]]:
+    def predict(idx: list[int]) -> list[tuple[str, bool, bool]]:
         texts = [sources[i] for i in idx]
         if encode is None:
             enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True,
@@ -80,24 +88,28 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
         if length_cap is not None:
             caps = torch.tensor(length_caps(texts, *length_cap, max_length), device=device)
             stopping = StoppingCriteriaList([RowCaps(caps)])
+        rules = ConstrainedDecoding(tokenizer, [len(t.split()) for t in texts]) if constrained else None
         ids = model.generate(**enc, max_length=max_length, num_beams=num_beams, do_sample=False,
-                             stopping_criteria=stopping)
+                             stopping_criteria=stopping,
+                             logits_processor=LogitsProcessorList([rules] if rules else []))
         if caps is None:
             cut = [False] * len(idx)
         else:  # reached its cap and never wrote the end token (a cap at max_length cuts nothing new)
             ends = torch.tensor(model.generation_config.eos_token_id, device=ids.device).flatten()
             ended = torch.isin(ids[:, 1:], ends).any(dim=1)  # after the start token, which may be the end token
             cut = ((caps < max_length) & (caps <= ids.shape[1]) & ~ended).tolist()
-        return list(zip(decode_ids(tokenizer, ids.cpu()), cut, strict=True))
+        dead = [rules is not None and row in rules.dead_end_rows for row in range(len(idx))]
+        return list(zip(decode_ids(tokenizer, ids.cpu()), cut, dead, strict=True))
 
     decoded = _predict_in_batches(model, order, batch_size, predict, bf16, desc, shared)
-    texts = [text for text, _ in decoded]
+    texts = [text for text, _, _ in decoded]
     if getattr(model.config, "hf_recogs_target_order", "dataset") == "arguments_first":
         from ..logical_forms import predicates_first
 
         texts = [predicates_first(p) for p in texts]
     predictions = Predictions(texts)
-    predictions.cut = [i for i, (_, was_cut) in enumerate(decoded) if was_cut]
+    predictions.cut = [i for i, (_, was_cut, _) in enumerate(decoded) if was_cut]
+    predictions.dead_ends = [i for i, (_, _, dead) in enumerate(decoded) if dead]
     return predictions
 
 

@@ -91,6 +91,8 @@ def run(exp: ExperimentArguments, targs, command: str = "") -> int:
     missing = [s for s in exp.eval_splits if s not in raw]
     if missing:
         logger.warning("dataset has no %s split(s); they are not evaluated", ", ".join(missing))
+    if exp.constrained_decoding:
+        check_form_rules(exp, raw)
     if not targs.do_train:
         return evaluate_saved_model(exp, targs, raw, command)
     tokenizer = build_vocabulary(exp, raw)
@@ -114,6 +116,24 @@ def run(exp: ExperimentArguments, targs, command: str = "") -> int:
         return 1
     _say_where(out_dir, records)
     return 0
+
+
+def check_form_rules(exp: ExperimentArguments, raw) -> None:
+    """``constrained_decoding``: its rules must hold on every training target, or they do not fit the dataset."""
+    from ..form_rules import RuleError, check_targets
+
+    if is_classification(exp):
+        raise ConfigError("constrained_decoding constrains the logical forms a seq2seq model writes; a "
+                          "classification config scores candidates: leave constrained_decoding out")
+    if "train" not in raw:
+        raise ConfigError("constrained_decoding checks its rules on the training targets and this dataset has no "
+                          "train split: leave constrained_decoding out")
+    try:
+        checked = check_targets(raw["train"]["input"], raw["train"]["output"])
+    except RuleError as exc:
+        raise ConfigError(f"constrained_decoding: {exc}; the rules are those of ReCOGS_pos forms: leave "
+                          "constrained_decoding out for this dataset") from None
+    logger.info("constrained decoding: the form rules hold on all %d training targets", checked)
 
 
 def train_seed(exp, targs, seed: int, seed_dir: Path, raw, tokenizer, resume: str | None, command: str) -> dict:
@@ -327,6 +347,7 @@ def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16
         decay_all=exp.decay_all_parameters, curve_sets=curve_samples(exp, raw) if evaluates else {},
         metric=resolve_metric(exp), category_groups=category_groups(exp), source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_length_cap=decode_length_cap(exp),
+        curve_constrained=exp.constrained_decoding,
         curve_log=seed_dir / "curves.jsonl",
         cpu_bf16=cpu_bf16, source_layout=layout,
         tokens_per_batch=tokens_per_batch(train_ds, args.per_device_train_batch_size)
@@ -355,22 +376,25 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
         started = time.perf_counter()
         cap = None
         if metric == "classification":
-            records = _classified(model, collator, rows, args, cpu_bf16, split)
+            records, dead_ends = _classified(model, collator, rows, args, cpu_bf16, split), 0
         else:
-            records, cap = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split, layout)
+            records, cap, dead_ends = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split, layout)
         if main_process:
             write_predictions(seed_dir / f"predictions_{split}.jsonl", records)
         splits[split] = summarize(records, metric, groups)
         if cap is not None:
             splits[split]["decode_cap"] = cap
+        if metric != "classification" and exp.constrained_decoding:
+            splits[split]["constrained_decoding"] = {"rows_at_dead_end": dead_ends}
         splits[split]["loss"] = None  # prediction computes no loss
         splits[split]["runtime_s"] = round(time.perf_counter() - started, 2)
     return splits
 
 
-def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str, layout=None) -> tuple[list[dict],
-                                                                                                   dict | None]:
-    """(the scored rows, what the length cap did: None without ``decode_cap_per_source_word``)."""
+def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str,
+             layout=None) -> tuple[list[dict], dict | None, int]:
+    """(the scored rows, what the length cap did: None without ``decode_cap_per_source_word``, the rows that
+    constrained decoding left at a dead end)."""
     from ..scoring import score_rows
     from .decode import decode, length_caps
 
@@ -378,10 +402,12 @@ def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str, layo
     cap = decode_length_cap(exp)
     predictions = decode(model, tokenizer, sources, max_length, args.per_device_eval_batch_size, cpu_bf16,
                          exp.max_positions, args.generation_num_beams or 1, desc=f"decoding {split}",
-                         encode=layout.batch if layout is not None else None, length_cap=cap)
+                         encode=layout.batch if layout is not None else None, length_cap=cap,
+                         constrained=exp.constrained_decoding)
     records = score_rows(predictions, rows["output"], rows["category"], resolve_metric(exp), inputs=rows["input"])
+    dead_ends = len(predictions.dead_ends)
     if cap is None:
-        return records, None
+        return records, None, dead_ends
     caps = length_caps(sources, *cap, max_length)
     # the decoder's start token, then the gold's tokens as training wrote them
     gold_lengths = [1 + len(ids) for ids in tokenizer(list(rows["output"]))["input_ids"]]
@@ -391,7 +417,7 @@ def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str, layo
                        "been scored wrong for the cut alone: raise decode_cap_per_source_word or decode_cap_margin",
                        split, gold_over)
     return records, {"per_source_word": exp.decode_cap_per_source_word, "margin": exp.decode_cap_margin,
-                     "rows_cut": len(predictions.cut), "gold_over_cap": gold_over}
+                     "rows_cut": len(predictions.cut), "gold_over_cap": gold_over}, dead_ends
 
 
 def decode_length_cap(exp) -> tuple[float, int] | None:
