@@ -172,6 +172,27 @@ def test_a_run_on_reordered_targets_says_so(tmp_path):
             "targets in depth_first order.") in render(tmp_path)
 
 
+def test_an_evaluation_only_run_describes_the_scored_models_training_and_its_decoding(tmp_path):
+    trained = _seed(5, 0.5, 0.6, 0.1, {"cp_recursion": 0.2})
+    trained["hyperparameters"].update(max_steps=8520, per_device_train_batch_size=32)
+    trained["train"] = {"time": {"wall_s": 1200.0, "cpu_thread_s": 7200.0}, "epochs_done": 16.0}
+    evaluation = _seed(5, 0.6, 0.6, 0.3, {"cp_recursion": 0.4})
+    evaluation.update(train=None, evaluated_model="/somewhere/results/my_run/seed_5",
+                      model_record={k: v for k, v in trained.items() if k != "splits"})
+    evaluation["hyperparameters"]["constrained_decoding"] = True
+    evaluation["splits"]["gen"]["constrained_decoding"] = {"rows_at_dead_end": 3}
+    evaluation["splits"]["test"]["constrained_decoding"] = {"rows_at_dead_end": 0}
+    _write(tmp_path, "my_constrained_run", [evaluation])
+    page = render(tmp_path)
+    # the schedule and the training's time are the scored model's, not the evaluation config's 20 epochs
+    assert "- 8,520 updates of batch 32 (16.00 epochs); learning rate 0.001" in page
+    assert "seed 5: fp32 on CPU, 2 threads, 20.0 min (2.00 CPU thread-hours)" in page
+    assert "- Evaluated again with no new training (the lines above say how the model trained): " \
+           "`results/my_run/seed_5`." in page
+    assert ("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`); rows left with no "
+            "allowed word, which then ended: seed 5: 0 in test; 3 in gen.") in page
+
+
 def test_check_reports_a_stale_page_in_one_line(synthetic, tmp_path, capsys):
     out = tmp_path / "page.md"
     assert main(["--results", str(synthetic), "--output", str(out), "--check"]) == 1

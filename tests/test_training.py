@@ -573,6 +573,9 @@ def test_evaluate_only_reproduces_the_training_runs_predictions(tmp_path):
     ev = tmp_path / "ev" / "evaluation"
     res = json.loads((ev / "results.json").read_text())
     assert res["train"] is None and res["evaluated_model"] == str(trained)
+    # how the scored model trained comes with the evaluation, from the model folder's own record
+    own = json.loads((trained / "results.json").read_text())
+    assert res["model_record"]["train"] == own["train"] and "splits" not in res["model_record"]
     assert set(res["splits"]) == {"validation", "gen"}
     for split in ("validation", "gen"):
         ours = [json.loads(line) for line in (ev / f"predictions_{split}.jsonl").open()]

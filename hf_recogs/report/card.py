@@ -389,6 +389,27 @@ def _decode_cap_note(results: dict[str, Any]) -> str:
             f"batch decoding to the length limit; it cut {cut}; {verdicts}.")
 
 
+def _constrained_note(results: dict[str, Any]) -> str:
+    """A line for runs decoded under the rules of ReCOGS_pos forms (``constrained_decoding``)."""
+    dead = {split: s["constrained_decoding"]["rows_at_dead_end"] for split, s in results["splits"].items()
+            if s.get("constrained_decoding")}
+    if not dead:
+        return ""
+    ends = ", ".join(f"{n} in {split}" for split, n in dead.items())
+    return ("\n\nDecoding kept the rules of ReCOGS_pos logical forms (`constrained_decoding`: arity, positions, "
+            "conjunct order, heads, dependents and ending; `hf_recogs/form_rules.py`, checked on every training "
+            "target first): at each step the model's best word among those that keep its output the beginning of "
+            f"a form within the rules. Rows left with no such word, which then ended: {ends}.")
+
+
+def _evaluation_summary(results: dict[str, Any]) -> str:
+    """The first sentence of an evaluation-only card: which saved model it scored."""
+    model = str(results.get("evaluated_model") or "")
+    model = model[model.index("results/"):] if "results/" in model else model
+    return (f"An evaluation, with no new training, of the saved `{results['arch']}` model `{model}` (seed "
+            f"{results['seed']}), trained from scratch on the hf_recogs `{results['dataset']}` config.")
+
+
 def _template_fields(results: dict[str, Any], example: str | None,
                      example_candidate: str | None = None) -> dict[str, Any]:
     """What ``model_cards/template.md`` reads besides the model's name and repository."""
@@ -402,6 +423,7 @@ def _template_fields(results: dict[str, Any], example: str | None,
     hp_table = "\n".join(["| hyper-parameter | value |", "|---|---|"] + [
         f"| {k} | `{json.dumps(v) if isinstance(v, (dict, list)) else v}` |" for k, v in hp.items()])
     environment = results.get("environment") or {}
+    evaluation_only = not results.get("train") and bool(results.get("evaluated_model"))
     return dict(
         dataset=dataset,
         arch=results["arch"],
@@ -414,9 +436,13 @@ def _template_fields(results: dict[str, Any], example: str | None,
         results_table=_results_table(results),
         groups_explanation=" ".join(dict.fromkeys(
             e for e in (group_display(sp)["explanation"] for sp in results["splits"].values()) if e)),
-        summary=(f"A `{results['arch']}` {kind} trained from scratch on the hf_recogs `{dataset}` config (seed "
-                 f"{results['seed']})." + _partial_run_warning(results) + _structure_track_note(results)
-                 + _target_order_note(results) + _decode_cap_note(results) + card_license(dataset)[1]),
+        summary=((_evaluation_summary(results) if evaluation_only else
+                  f"A `{results['arch']}` {kind} trained from scratch on the hf_recogs `{dataset}` config (seed "
+                  f"{results['seed']}).") + _partial_run_warning(results) + _structure_track_note(results)
+                 + _target_order_note(results) + _decode_cap_note(results) + _constrained_note(results)
+                 + card_license(dataset)[1]),
+        evaluation_only=evaluation_only,
+        constrained=bool(hp.get("constrained_decoding")),
         classifier=classifier,
         structure=results["arch"] == "structure_transformer",  # its inputs carry their trees
         reproduce=reproduce_command(results),

@@ -83,6 +83,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_transformer_fast": _RECOGS_POS,
     "recogs_pos_oversample_nested4_concat2_transformer_fast": _RECOGS_POS,
+    "recogs_pos_constrained_transformer_fast": _RECOGS_POS,
+    "recogs_pos_oversample_nested4_concat2_constrained_transformer_fast": _RECOGS_POS,
     "recogs_pos_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
@@ -119,6 +121,10 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_functions_transformer_fast":
         _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_transformer_fast":
+        _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_transformer_fast":
+        _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast":
         _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     COGS_STRUCTURE_RUN: _COGS,
@@ -199,6 +205,9 @@ SEQ2SEQ_COMPARISONS = {
             ("recogs_pos_transformer_fast", "standard: the fast recipe"),
             ("recogs_pos_token_weighted_transformer_fast", "standard: token weighting"),
             ("recogs_pos_oversample_nested4_concat2_transformer_fast", "standard: depth-2 rows 4×, joined sentences 2×"),
+            ("recogs_pos_constrained_transformer_fast", "standard: the fast recipe, decoded under the form rules"),
+            ("recogs_pos_oversample_nested4_concat2_constrained_transformer_fast",
+             "standard: depth-2 rows 4×, joined sentences 2×, decoded under the form rules"),
             ("recogs_pos_token_weighted_60x192_transformer_fast", "standard: token weighting, 60 × 192 (GPU)"),
             ("recogs_pos_copy_transformer_fast", "standard: copying output layer"),
             (f"{_STRUCTURE}_transformer_fast", "structure: tree mask, pointer terms (tree, offsets ±4)"),
@@ -242,6 +251,10 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the ranks setting, syntactic functions in the encoder"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_transformer_fast",
              "structure: the ranks setting, decoder self-attention over the last 8 tokens"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_transformer_fast",
+             "structure: the ranks setting, decoded under the form rules"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast",
+             "structure: the window setting, decoded under the form rules"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -391,6 +404,18 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_transformer_fast":
         "ReCOGS_pos, with input structure: the ranks-beside-offsets setting with each decoder token's self-attention "
         "limited to itself and the 7 tokens before it (decoder_attention_window: 8)",
+    "recogs_pos_constrained_transformer_fast":
+        "ReCOGS_pos, the fast recipe's published model (seed 77) decoded under the rules of ReCOGS_pos forms "
+        "(constrained_decoding; no new training)",
+    "recogs_pos_oversample_nested4_concat2_constrained_transformer_fast":
+        "ReCOGS_pos, the oversampling run's model (seed 66) decoded under the rules of ReCOGS_pos forms "
+        "(constrained_decoding; no new training)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_transformer_fast":
+        "ReCOGS_pos, with input structure: the ranks-beside-offsets setting's published model (seed 42) decoded "
+        "under the rules of ReCOGS_pos forms (constrained_decoding; no new training)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast":
+        "ReCOGS_pos, with input structure: the window setting's model (seed 66) decoded under the rules of "
+        "ReCOGS_pos forms (constrained_decoding; no new training)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
@@ -614,7 +639,19 @@ def _same(run: Run, get) -> str:
                       for v, s in by_value.items())
 
 
+def _trained(r: dict[str, Any]) -> dict[str, Any]:
+    """The record that says how a seed's model trained: its own, or for an evaluation-only run the scored
+    model's (``model_record``)."""
+    return r.get("model_record") or r
+
+
+def _evaluated(r: dict[str, Any]) -> str:
+    model = str(r.get("evaluated_model") or "")
+    return model[model.index("results/"):] if "results/" in model else model
+
+
 def _config(r: dict[str, Any]) -> str:
+    r = _trained(r)
     words = shlex.split(r.get("command") or "")
     after = words[words.index("train.py") + 1:] if "train.py" in words else []
     if after and after[0].endswith((".yaml", ".yml")):
@@ -623,12 +660,14 @@ def _config(r: dict[str, Any]) -> str:
 
 
 def _arch(r: dict[str, Any]) -> str:
+    r = _trained(r)
     overrides = (r.get("hyperparameters") or {}).get("model_overrides") or {}
     extra = ", ".join(f"{k}={json.dumps(v)}" for k, v in overrides.items())
     return f"`{r['arch']}`" + (f" ({extra})" if extra else "")
 
 
 def _length(r: dict[str, Any]) -> str:
+    r = _trained(r)
     h = r.get("hyperparameters") or {}
     batch = (h.get("per_device_train_batch_size", 0) * h.get("gradient_accumulation_steps", 1)
              * h.get("world_size", 1))
@@ -643,7 +682,7 @@ def _length(r: dict[str, Any]) -> str:
 
 def _target_order(r: dict[str, Any]) -> str:
     """The order of the training targets' conjuncts (``target_order``; runs before the option: the dataset's)."""
-    return r["hyperparameters"].get("target_order") or "dataset"
+    return _trained(r)["hyperparameters"].get("target_order") or "dataset"
 
 
 def _tf32(r: dict[str, Any]) -> bool:
@@ -662,10 +701,11 @@ def _tf32(r: dict[str, Any]) -> bool:
 
 def _training_time(r: dict[str, Any], key: str) -> float | None:
     """A seed's recorded training time: ``wall_s`` or ``cpu_thread_s`` (wall × threads × processes)."""
-    return ((r.get("train") or {}).get("time") or {}).get(key)
+    return ((_trained(r).get("train") or {}).get("time") or {}).get(key)
 
 
 def _hardware(r: dict[str, Any]) -> str:
+    r = _trained(r)
     env = r.get("environment") or {}
     mode = r.get("mixed_precision") or "no"
     precision = "fp32" if mode == "no" else mode
@@ -705,6 +745,15 @@ def setup_lines(run: Run) -> list[str]:
         "- Trained (precision, hardware, training wall-clock): "
         + "; ".join(_hardware(r) for r in run.seeds) + ".",
     ]
+    if any(r.get("evaluated_model") for r in run.seeds):
+        lines.append("- Evaluated again with no new training (the lines above say how the model trained): "
+                     + "; ".join(f"`{_evaluated(r)}`" for r in run.seeds) + ".")
+    dead = ["; ".join(f"{s['constrained_decoding']['rows_at_dead_end']} in {split}"
+                      for split, s in r["splits"].items() if s.get("constrained_decoding")) for r in run.seeds]
+    if any(dead):
+        lines.append("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`); rows left "
+                     "with no allowed word, which then ended: " + "; ".join(
+                         f"seed {r['seed']}: {d}" for r, d in zip(run.seeds, dead, strict=True)) + ".")
     metric = run.metric(run.headline_split())
     params = _same(run, lambda r: ", ".join(f"{k}={v}" for k, v in (r.get("dataset_params") or {}).items()))
     score = (f"- Dataset `{first['dataset']}`" + (f" ({params})" if params else "")

@@ -58,6 +58,9 @@ class RunRecord:
     mixed_precision: str | None = None  # what the training steps actually used
     train: TrainingRecord | None = None  # None for an evaluation-only run
     evaluated_model: str | None = None  # the model an evaluation-only run scored
+    # an evaluation-only run: the scored model's own run record (how it trained), its splits left out; None where
+    # the model folder has none (a Hub id, a bare model)
+    model_record: dict | None = None
     hyperparameters: dict = field(default_factory=dict)
     splits: dict = field(default_factory=dict)  # split -> the summary of hf_recogs.scoring.summarize
     command: str | None = None

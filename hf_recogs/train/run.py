@@ -264,6 +264,7 @@ def evaluate_saved_model(exp: ExperimentArguments, targs, raw, command: str) -> 
         metric=resolve_metric(exp), seed=seed, num_parameters=sum(p.numel() for p in model.parameters()),
         vocab_size=len(tokenizer), bf16=cpu_bf16, mixed_precision="bf16" if cpu_bf16 else "no",
         evaluated_model=exp.model_name_or_path, hyperparameters=recorded_hyperparameters(exp, args),
+        model_record=None if trained is None else {k: v for k, v in trained.to_json().items() if k != "splits"},
         splits=splits, command=command, environment=environment(),
         input_structure=_input_structure(exp, layout, model, None, raw),
     )
