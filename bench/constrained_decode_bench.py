@@ -15,10 +15,7 @@ checkpoint needs the mirror (the parser's verb classes).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
-import random
 import sys
 import time
 from pathlib import Path
@@ -40,27 +37,13 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
 
     import torch
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    import hf_recogs.models  # noqa: F401 - registers structure_transformer with the Auto classes
+    from bench.published_sample import load_published, time_arms
     from hf_recogs.form_rules import ConstrainedDecoding
     from hf_recogs.scoring import score_rows
-    from hf_recogs.train.data import SourceLayout
-    from hf_recogs.train.decode import decode
-    from hf_recogs.train.hardware import cpu_has_native_bf16
 
-    torch.set_num_threads(1)
-    results = json.loads((args.checkpoint / "results.json").read_text(encoding="utf-8"))
-    with gzip.open(args.checkpoint / "predictions_gen.jsonl.gz", "rt", encoding="utf-8") as f:
-        pool = list(map(json.loads, f))
-    rows = random.Random(0).sample(pool, min(args.rows, len(pool)))
-    rows.sort(key=lambda r: len(r["input"].split()))
-
-    model = AutoModelForSeq2SeqLM.from_pretrained(args.checkpoint).eval()
-    tokenizer = AutoTokenizer.from_pretrained(args.checkpoint)
-    encode = SourceLayout.for_model(model, tokenizer).batch if results.get("input_structure") else None
-    bf16 = results["mixed_precision"] == "bf16" and cpu_has_native_bf16()
-    max_length = results["hyperparameters"]["generation_max_length"]
+    sample = load_published(args.checkpoint, args.rows)
+    bf16, max_length, rows = sample.bf16, sample.max_length, sample.rows
     batches = [rows[s:s + args.batch_size] for s in range(0, len(rows), args.batch_size)]
     print(f"{args.checkpoint.parent.name}/{args.checkpoint.name}: {len(rows)} gen rows in {len(batches)} batches "
           f"of up to {args.batch_size}; max_length {max_length}; {'bf16' if bf16 else 'fp32'}, 1 thread, "
@@ -77,22 +60,9 @@ def main(argv: list[str] | None = None) -> dict:
             in_rules[0] += time.perf_counter() - started
 
     ConstrainedDecoding.__call__ = timed
-    arms = {"plain greedy (baseline)": False, "under the rules (ours)": True}
-    seconds = dict.fromkeys(arms, 0.0)
-    outputs: dict[str, list[str]] = {name: [] for name in arms}
-    dead_ends = 0
-    decode(model, tokenizer, [rows[0]["input"]], max_length, bf16=bf16, shared=False, encode=encode)  # warm-up
-    for b, batch in enumerate(batches):
-        sources = [r["input"] for r in batch]
-        for name in (list(arms) if b % 2 == 0 else list(reversed(arms))):
-            started = time.perf_counter()
-            predicted = decode(model, tokenizer, sources, max_length, batch_size=len(sources), bf16=bf16,
-                               shared=False, encode=encode, constrained=arms[name])
-            seconds[name] += time.perf_counter() - started
-            dead_ends += len(predicted.dead_ends) if arms[name] else 0
-            outputs[name] += predicted
-        print(f"  batch {b + 1}/{len(batches)}: " + ", ".join(f"{n} {s:.1f} s" for n, s in seconds.items()),
-              flush=True)
+    arms = {"plain greedy (baseline)": {}, "under the rules (ours)": {"constrained": True}}
+    seconds, outputs = time_arms(sample, arms, args.batch_size)
+    dead_ends = len(outputs["under the rules (ours)"].dead_ends)
     ConstrainedDecoding.__call__ = checked
     plain, ruled = outputs["plain greedy (baseline)"], outputs["under the rules (ours)"]
     gold = [r["gold"] for r in rows]

@@ -15,12 +15,8 @@ prediction is the same and every cut one the first words of the uncapped one; an
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
-import random
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,49 +38,21 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
 
     import torch
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    import hf_recogs.models  # noqa: F401 - registers structure_transformer with the Auto classes
+    from bench.published_sample import load_published, time_arms
     from hf_recogs.scoring import score_rows
-    from hf_recogs.train.data import SourceLayout
-    from hf_recogs.train.decode import decode
-    from hf_recogs.train.hardware import cpu_has_native_bf16
 
-    torch.set_num_threads(1)
-    results = json.loads((args.checkpoint / "results.json").read_text(encoding="utf-8"))
-    with gzip.open(args.checkpoint / "predictions_gen.jsonl.gz", "rt", encoding="utf-8") as f:
-        pool = list(map(json.loads, f))
-    rows = random.Random(0).sample(pool, min(args.rows, len(pool)))
-    rows.sort(key=lambda r: len(r["input"].split()))  # as decode sorts them: the batches are the run's kind
-
-    model = AutoModelForSeq2SeqLM.from_pretrained(args.checkpoint).eval()
-    tokenizer = AutoTokenizer.from_pretrained(args.checkpoint)
-    encode = SourceLayout.for_model(model, tokenizer).batch if results.get("input_structure") else None
-    bf16 = results["mixed_precision"] == "bf16" and cpu_has_native_bf16()
-    max_length = results["hyperparameters"]["generation_max_length"]
+    sample = load_published(args.checkpoint, args.rows)
+    bf16, max_length, rows = sample.bf16, sample.max_length, sample.rows
     cap = (args.cap[0], int(args.cap[1]))
     batches = [rows[s:s + args.batch_size] for s in range(0, len(rows), args.batch_size)]
     print(f"{args.checkpoint.parent.name}/{args.checkpoint.name}: {len(rows)} gen rows in {len(batches)} batches "
           f"of up to {args.batch_size}; cap {cap[0]:g} tokens per source word + {cap[1]}, max_length {max_length}; "
           f"{'bf16' if bf16 else 'fp32'}, 1 thread, torch {torch.__version__}", flush=True)
 
-    arms = {"no cap (baseline)": None, "per-row cap (ours)": cap}
-    seconds = dict.fromkeys(arms, 0.0)
-    outputs: dict[str, list[str]] = {name: [] for name in arms}
-    cut: list[int] = []
-    decode(model, tokenizer, [rows[0]["input"]], max_length, bf16=bf16, shared=False, encode=encode)  # warm-up
-    for b, batch in enumerate(batches):
-        sources = [r["input"] for r in batch]
-        for name in (list(arms) if b % 2 == 0 else list(reversed(arms))):
-            started = time.perf_counter()
-            predicted = decode(model, tokenizer, sources, max_length, batch_size=len(sources), bf16=bf16,
-                               shared=False, encode=encode, length_cap=arms[name])
-            seconds[name] += time.perf_counter() - started
-            if arms[name] is not None:
-                cut += [len(outputs[name]) + i for i in predicted.cut]
-            outputs[name] += predicted
-        print(f"  batch {b + 1}/{len(batches)}: " + ", ".join(f"{n} {s:.1f} s" for n, s in seconds.items()),
-              flush=True)
+    arms = {"no cap (baseline)": {}, "per-row cap (ours)": {"length_cap": cap}}
+    seconds, outputs = time_arms(sample, arms, args.batch_size)
+    cut = outputs["per-row cap (ours)"].cut
     full, capped = outputs["no cap (baseline)"], outputs["per-row cap (ours)"]
     same = all(full[i] == capped[i] for i in range(len(rows)) if i not in set(cut))
     prefixes = all(full[i].split()[:len(capped[i].split())] == capped[i].split() != full[i].split() for i in cut)

@@ -57,3 +57,18 @@ def no_mirror(monkeypatch):
     sources.fetch_bytes.cache_clear()
     yield
     sources.fetch_bytes.cache_clear()
+
+
+PUBLISHED_FAST = ROOT / "results" / "recogs_pos_transformer_fast" / "seed_77"
+
+
+@pytest.fixture(scope="module")
+def published_fast():
+    """The published fast-recipe Transformer (seed 77) and its tokenizer, on one thread."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield AutoModelForSeq2SeqLM.from_pretrained(PUBLISHED_FAST).eval(), AutoTokenizer.from_pretrained(PUBLISHED_FAST)
+    torch.set_num_threads(threads)

@@ -7,24 +7,11 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
-import torch
+from conftest import PUBLISHED_FAST as PUBLISHED
 
-ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ROOT / "results" / "recogs_pos_transformer_fast" / "seed_77"
 CAP = (4.0, 8)
-
-
-@pytest.fixture(scope="module")
-def published():
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield AutoModelForSeq2SeqLM.from_pretrained(PUBLISHED).eval(), AutoTokenizer.from_pretrained(PUBLISHED)
-    torch.set_num_threads(threads)
 
 
 def _rows(n_long: int, n_short: int) -> list[dict]:
@@ -40,10 +27,10 @@ def _rows(n_long: int, n_short: int) -> list[dict]:
     return long[:n_long] + short[:n_short]
 
 
-def test_a_capped_row_stops_at_its_cap_and_the_others_do_not_change(published):
+def test_a_capped_row_stops_at_its_cap_and_the_others_do_not_change(published_fast):
     from hf_recogs.train.decode import decode, length_caps
 
-    model, tokenizer = published
+    model, tokenizer = published_fast
     rows = _rows(3, 3)
     sources = [r["input"] for r in rows]
     full = decode(model, tokenizer, sources, max_length=512, batch_size=8, shared=False)
@@ -62,18 +49,29 @@ def test_a_capped_row_stops_at_its_cap_and_the_others_do_not_change(published):
             assert cut == whole
 
 
-def test_the_cap_refuses_beam_search_and_train_py_refuses_it_in_one_line(published, tmp_path):
+@pytest.mark.parametrize(("option", "decode_kwargs"), [("decode_cap_per_source_word=8", {"length_cap": CAP}),
+                                                       ("constrained_decoding=true", {"constrained": True})])
+def test_greedy_only_options_refuse_beam_search_in_one_line(published_fast, tmp_path, option, decode_kwargs):
     from test_training import write_config
 
     from hf_recogs.train.arguments import ConfigError, parse_args
     from hf_recogs.train.decode import decode
 
-    model, tokenizer = published
+    model, tokenizer = published_fast
     with pytest.raises(ValueError, match="greedy decoding"):
-        decode(model, tokenizer, ["Emma smiled ."], max_length=16, num_beams=2, shared=False, length_cap=CAP)
+        decode(model, tokenizer, ["Emma smiled ."], max_length=16, num_beams=2, shared=False, **decode_kwargs)
     cfg = write_config(tmp_path)
-    with pytest.raises(ConfigError, match="set generation_num_beams=1 or decode_cap_per_source_word=0"):
-        parse_args([str(cfg), "decode_cap_per_source_word=8", "generation_num_beams=3"])
+    name = option.split("=")[0]
+    with pytest.raises(ConfigError, match=f"set generation_num_beams=1 or {name}="):
+        parse_args([str(cfg), option, "generation_num_beams=3"])
+
+
+def test_a_negative_cap_is_refused(tmp_path):
+    from test_training import write_config
+
+    from hf_recogs.train.arguments import ConfigError, parse_args
+
+    cfg = write_config(tmp_path)
     with pytest.raises(ConfigError, match="decode_cap_per_source_word must be 0"):
         parse_args([str(cfg), "decode_cap_per_source_word=-1"])
 

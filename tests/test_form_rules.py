@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
-import torch
+from conftest import PUBLISHED_FAST as PUBLISHED
 
 from hf_recogs.form_rules import END, LABEL, Prefix, RuleError, check_targets, first_break
-
-ROOT = Path(__file__).resolve().parents[1]
-PUBLISHED = ROOT / "results" / "recogs_pos_transformer_fast" / "seed_77"
 
 # "A cat on the mat ate the cake ." (positions 0-8) and its gold form, written by hand.
 CAT = "A cat on the mat ate the cake ."
@@ -97,20 +93,10 @@ def test_every_gold_form_of_recogs_pos_keeps_the_rules(mirror):
         assert check_targets(rows["input"], rows["output"]) == len(rows)
 
 
-@pytest.fixture(scope="module")
-def published():
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield AutoModelForSeq2SeqLM.from_pretrained(PUBLISHED).eval(), AutoTokenizer.from_pretrained(PUBLISHED)
-    torch.set_num_threads(threads)
-
-
-def test_constrained_greedy_decoding_changes_only_the_outputs_that_break_the_rules(published):
+def test_constrained_greedy_decoding_changes_only_the_outputs_that_break_the_rules(published_fast):
     from hf_recogs.train.decode import decode
 
-    model, tokenizer = published
+    model, tokenizer = published_fast
     with gzip.open(PUBLISHED / "predictions_gen.jsonl.gz", "rt", encoding="utf-8") as f:
         rows = [r for r in map(json.loads, f)
                 if r["category"] == "obj_pp_to_subj_pp" and len(r["input"].split()) <= 9]
@@ -127,21 +113,14 @@ def test_constrained_greedy_decoding_changes_only_the_outputs_that_break_the_rul
     assert all(ruled[i] != plain[i] for i in range(3, 6))
 
 
-def test_constrained_decoding_refuses_beam_search_and_datasets_it_does_not_fit(published, tmp_path):
+def test_a_run_refuses_constrained_decoding_on_a_dataset_the_rules_do_not_fit(tmp_path):
     import datasets
     from test_training import write_config
 
     from hf_recogs.train.arguments import ConfigError, parse_args
-    from hf_recogs.train.decode import decode
     from hf_recogs.train.run import check_form_rules
 
-    model, tokenizer = published
-    with pytest.raises(ValueError, match="greedy decoding"):
-        decode(model, tokenizer, ["Emma smiled ."], max_length=16, num_beams=2, shared=False, constrained=True)
-    cfg = write_config(tmp_path)
-    with pytest.raises(ConfigError, match="set generation_num_beams=1 or constrained_decoding=false"):
-        parse_args([str(cfg), "constrained_decoding=true", "generation_num_beams=3"])
-    exp, _ = parse_args([str(cfg), "constrained_decoding=true"])
+    exp, _ = parse_args([str(write_config(tmp_path)), "constrained_decoding=true"])
     cogs_like = datasets.Dataset.from_dict({"input": ["Emma smiled ."],
                                             "output": ["smile . agent ( x _ 1 , Emma )"]})
     with pytest.raises(ConfigError, match="training target 0 .* leave constrained_decoding out"):
