@@ -201,7 +201,7 @@ class Prefix:
         if at == "preposition":
             return {LABEL}
         if at == "open":
-            if self.first_name_alone():
+            if self._first_name_alone():
                 return {"(", END}
             return {"("}
         if at == "first":
@@ -214,7 +214,7 @@ class Prefix:
             return {")"}
         return self._separators()
 
-    def first_name_alone(self) -> bool:
+    def _first_name_alone(self) -> bool:
         # training's bare-name primitive ("Emma"): a first capitalised label may be the whole form
         return not self.entities and not self.in_body and not self.star and self.label[:1].isupper()
 
@@ -311,9 +311,9 @@ class ConstrainedDecoding:
         for row, prefix in enumerate(self.prefixes):
             if prefix.free or prefix.at == "done":
                 continue
-            if prefix.allows(self.word_of.get(best[row], "")):
+            allowed, best_word = prefix.allowed(), self.word_of.get(best[row], "")
+            if best_word in allowed or (LABEL in allowed and is_label(best_word)):
                 continue  # the model's own choice keeps the rules: greedy takes it unchanged
-            allowed = prefix.allowed()
             ids = [self.id_of[w] for w in allowed if w in self.id_of]
             if LABEL in allowed:
                 ids += self.label_ids

@@ -375,9 +375,9 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
         rows = subset(raw[split], exp.max_eval_samples)
         logger.info("predicting %s (%d rows)", split, len(rows))
         started = time.perf_counter()
-        cap = None
+        cap, dead_ends = None, 0
         if metric == "classification":
-            records, dead_ends = _classified(model, collator, rows, args, cpu_bf16, split), 0
+            records = _classified(model, collator, rows, args, cpu_bf16, split)
         else:
             records, cap, dead_ends = _decoded(exp, args, model, tokenizer, rows, cpu_bf16, split, layout)
         if main_process:
