@@ -437,16 +437,10 @@ BEST_STRUCTURE_LABEL = ("the same + input structure, best setting so far (+ cove
 CHOSEN_ON_SEED = {BEST_STRUCTURE_RUN: 66}
 HEADLINE = (
     ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
-    ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen", "ReCOGS_pos, gen",
-     "the same + input structure (tree mask, pointer terms with keys)"),
     (BEST_STRUCTURE_RUN, "gen", "ReCOGS_pos, gen", BEST_STRUCTURE_LABEL),
     ("recogs_pos_transformer_fast", "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion", "Transformer (fast recipe)"),
-    ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion",
-     "the same + input structure (tree mask, pointer terms with keys)"),
     (BEST_STRUCTURE_RUN, "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion", BEST_STRUCTURE_LABEL),
     ("recogs_pos_transformer_fast", "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion", "Transformer (fast recipe)"),
-    ("recogs_pos_structure_pointer_keys_sides_transformer_fast", "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion",
-     "the same + input structure (tree mask, pointer terms with keys)"),
     (BEST_STRUCTURE_RUN, "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion", BEST_STRUCTURE_LABEL),
     ("cogs_transformer_fast", "gen", "COGS, gen (exact match)", "Transformer (fast recipe)"),
     (COGS_STRUCTURE_RUN, "gen", "COGS, gen (exact match)",
