@@ -402,10 +402,15 @@ def _constrained_note(results: dict[str, Any]) -> str:
             f"a form within the rules. Rows left with no such word, which then ended: {ends}.")
 
 
+def evaluated_model_name(results: dict[str, Any]) -> str:
+    """The model an evaluation-only run scored, from the repository's ``results/`` on where it lies there."""
+    model = str(results.get("evaluated_model") or "")
+    return model[model.index("results/"):] if "results/" in model else model
+
+
 def _evaluation_summary(results: dict[str, Any]) -> str:
     """The first sentence of an evaluation-only card: which saved model it scored."""
-    model = str(results.get("evaluated_model") or "")
-    model = model[model.index("results/"):] if "results/" in model else model
+    model = evaluated_model_name(results)
     return (f"An evaluation, with no new training, of the saved `{results['arch']}` model `{model}` (seed "
             f"{results['seed']}), trained from scratch on the hf_recogs `{results['dataset']}` config.")
 

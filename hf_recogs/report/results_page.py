@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from hf_recogs.report.card import evaluated_model_name
 from hf_recogs.report.compute import compute_table
 from hf_recogs.scoring import percent_text
 
@@ -639,11 +640,6 @@ def _trained(r: dict[str, Any]) -> dict[str, Any]:
     return r.get("model_record") or r
 
 
-def _evaluated(r: dict[str, Any]) -> str:
-    model = str(r.get("evaluated_model") or "")
-    return model[model.index("results/"):] if "results/" in model else model
-
-
 def _config(r: dict[str, Any]) -> str:
     r = _trained(r)
     words = shlex.split(r.get("command") or "")
@@ -741,7 +737,7 @@ def setup_lines(run: Run) -> list[str]:
     ]
     if any(r.get("evaluated_model") for r in run.seeds):
         lines.append("- Evaluated again with no new training (the lines above say how the model trained): "
-                     + "; ".join(f"`{_evaluated(r)}`" for r in run.seeds) + ".")
+                     + "; ".join(f"`{evaluated_model_name(r)}`" for r in run.seeds) + ".")
     dead = ["; ".join(f"{s['constrained_decoding']['rows_at_dead_end']} in {split}"
                       for split, s in r["splits"].items() if s.get("constrained_decoding")) for r in run.seeds]
     if any(dead):
