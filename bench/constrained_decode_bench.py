@@ -1,7 +1,7 @@
 """Greedy decoding under the rules of ReCOGS_pos forms (``constrained_decoding``, ours) against plain greedy
 decoding (the baseline), on the same gen rows of a published run, one thread.
 
-    python bench/constrained_decode_bench.py [--checkpoint results/<run>/seed_<n>] [--rows 512]
+    python bench/constrained_decode_bench.py [--checkpoint results/<run>/seed_<n>] [--rows 512] [--any-order]
 
 The rows: ``--rows`` drawn with seed 0 from the run's gen predictions (all categories), decoded in batches of 128
 sorted by source length, as a run's final evaluation decodes them. The two arms are timed per batch, interleaved,
@@ -9,7 +9,8 @@ the first one alternating. Printed: rows/s of each and the ratio; the seconds sp
 (``ConstrainedDecoding.__call__``), as a share of the constrained arm; how many outputs changed and how many rows
 reached a dead end; and SEM on the sample for each arm (against the gold forms). The rules end runaway rows, so
 the constrained arm can be the faster one; the share in the rules is the cost of checking them. A structure
-checkpoint needs the mirror (the parser's verb classes).
+checkpoint needs the mirror (the parser's verb classes). ``--any-order``: our arm without the order rule
+(``constrained_any_order``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--checkpoint", type=Path, default=CHECKPOINT)
     parser.add_argument("--rows", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--any-order", action="store_true", help="our arm without the order rule")
     args = parser.parse_args(argv)
 
     import torch
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None) -> dict:
     batches = [rows[s:s + args.batch_size] for s in range(0, len(rows), args.batch_size)]
     print(f"{args.checkpoint.parent.name}/{args.checkpoint.name}: {len(rows)} gen rows in {len(batches)} batches "
           f"of up to {args.batch_size}; max_length {max_length}; {'bf16' if bf16 else 'fp32'}, 1 thread, "
-          f"torch {torch.__version__}", flush=True)
+          f"torch {torch.__version__}; rules {'in any order' if args.any_order else 'in the notation order'}", flush=True)
 
     in_rules = [0.0]
     checked = ConstrainedDecoding.__call__
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> dict:
             in_rules[0] += time.perf_counter() - started
 
     ConstrainedDecoding.__call__ = timed
-    arms = {"plain greedy (baseline)": {}, "under the rules (ours)": {"constrained": True}}
+    arms = {"plain greedy (baseline)": {}, "under the rules (ours)": {"constrained": True, "any_order": args.any_order}}
     seconds, outputs = time_arms(sample, arms, args.batch_size)
     dead_ends = len(outputs["under the rules (ours)"].dead_ends)
     ConstrainedDecoding.__call__ = checked

@@ -15,6 +15,8 @@ The rules (one-place items are entities before the first ``AND`` and events afte
 2. **Positions**: every number is a position of the source sentence; no position is named by two one-place
    items; entities come in increasing position.
 3. **Order**: body items increase strictly by (first argument, second argument), an event before its roles.
+   ``any_order=True`` leaves this rule out: SEM scores a form's conjuncts in any order, and a model may write a
+   right form in an order the notation does not (a prepositional phrase after the verb's other roles).
 4. **Heads**: a role's first argument is an event already written (``nmod``: an entity), at most one of each
    role per event and one ``nmod`` per entity.
 5. **Dependents**: the second argument of ``agent``, ``theme`` and ``recipient`` is an entity that is not the
@@ -45,22 +47,23 @@ class RuleError(ValueError):
     """A form (a training target, when a run checks the rules) breaks the rules."""
 
 
-def check_targets(sources: Iterable[str], targets: Iterable[str]) -> int:
+def check_targets(sources: Iterable[str], targets: Iterable[str], any_order: bool = False) -> int:
     """Check that every target keeps every rule for its source; the number of targets checked. Raises
     :class:`RuleError` naming the first target that does not."""
     count = 0
     for row, (source, target) in enumerate(zip(sources, targets, strict=True)):
-        broken = first_break(source, target)
+        broken = first_break(source, target, any_order)
         if broken is not None:
             raise RuleError(f"training target {row} ({target!r}) breaks the form rules at word {broken}")
         count += 1
     return count
 
 
-def first_break(source: str, form: str) -> int | None:
+def first_break(source: str, form: str, any_order: bool = False) -> int | None:
     """The index of the first word of ``form`` (``len`` for its end) that the rules do not allow after the
-    words before it, for the sentence ``source``; None when the whole form keeps the rules."""
-    prefix = Prefix(len(source.split()))
+    words before it, for the sentence ``source``; None when the whole form keeps the rules (all but the order
+    rule with ``any_order``)."""
+    prefix = Prefix(len(source.split()), any_order)
     words = form.split()
     for k, word in enumerate(words):
         if not prefix.allows(word):
@@ -81,13 +84,15 @@ LABEL = "<label>"  # in an allowed set: any word that ``is_label``
 
 class Prefix:
     """What the words of a form written so far allow next: :meth:`allowed` (a set of words, ``END`` for the
-    end) or :meth:`allows` (one word); :meth:`read` takes the next word."""
+    end) or :meth:`allows` (one word); :meth:`read` takes the next word. ``any_order``: without the order rule."""
 
-    __slots__ = ("args", "at", "clause_deps", "entities", "events", "first", "free", "in_body", "label",
-                 "last_key", "n", "named", "nmod_deps", "nmod_heads", "role_deps", "roleless_event", "roles", "star")
+    __slots__ = ("any_order", "args", "at", "clause_deps", "entities", "events", "first", "free", "in_body",
+                 "label", "last_key", "n", "named", "nmod_deps", "nmod_heads", "role_deps", "roleless_event", "roles",
+                 "star")
 
-    def __init__(self, source_length: int):
+    def __init__(self, source_length: int, any_order: bool = False):
         self.n = source_length
+        self.any_order = any_order
         self.free = False  # a lambda primitive: not constrained
         self.at = "item"  # where in an item the next word goes
         self.label, self.star, self.args = "", False, []
@@ -219,6 +224,8 @@ class Prefix:
         return not self.entities and not self.in_body and not self.star and self.label[:1].isupper()
 
     def _key_ok(self, key: tuple[int, int]) -> bool:
+        if self.any_order:
+            return True
         if self.last_key is not None and key <= self.last_key:
             return False
         # moving past an event that still has no role would leave it without one
@@ -280,16 +287,18 @@ class Prefix:
         return out
 
     def _complete(self) -> bool:
-        return (bool(self.events) and not self.clause_deps and self.roleless_event is None
+        # in the notation's order only the last event may still lack a role; in any order, any event may
+        with_role = {head for _, head in self.roles}
+        return (bool(self.events) and not self.clause_deps and self.events <= with_role
                 and all(e in self.nmod_deps or e in self.role_deps for e in self.entities))
 
 
 class ConstrainedDecoding:
     """A ``transformers`` logits processor for greedy decoding under the rules: one :class:`Prefix` per row of
-    the batch, for the sources of ``source_lengths`` words in the batch's order; ``dead_end_rows`` holds the
-    rows that were left with no allowed word (each then ended)."""
+    the batch, for the sources of ``source_lengths`` words in the batch's order (``any_order``: without the
+    order rule); ``dead_end_rows`` holds the rows that were left with no allowed word (each then ended)."""
 
-    def __init__(self, tokenizer, source_lengths: list[int]):
+    def __init__(self, tokenizer, source_lengths: list[int], any_order: bool = False):
         vocab = tokenizer.get_vocab()
         special = set(tokenizer.all_special_tokens)
         self.eos = tokenizer.eos_token_id
@@ -297,7 +306,7 @@ class ConstrainedDecoding:
         self.word_of[self.eos] = END
         self.id_of = {w: i for i, w in self.word_of.items()}
         self.label_ids = sorted(i for w, i in vocab.items() if w not in special and is_label(w))
-        self.prefixes = [Prefix(n) for n in source_lengths]
+        self.prefixes = [Prefix(n, any_order) for n in source_lengths]
         self.read_up_to = 1  # after the decoder's start token
         self.dead_end_rows: set[int] = set()
 

@@ -191,6 +191,10 @@ def test_an_evaluation_only_run_describes_the_scored_models_training_and_its_dec
            "`results/my_run/seed_5`." in page
     assert ("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`); rows left with no "
             "allowed word, which then ended: seed 5: 0 in test; 3 in gen.") in page
+    evaluation["hyperparameters"]["constrained_any_order"] = True
+    _write(tmp_path, "my_any_order_run", [evaluation])
+    assert ("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`; conjuncts in any order, "
+            "`constrained_any_order`); rows left") in render(tmp_path)
 
 
 def test_check_reports_a_stale_page_in_one_line(synthetic, tmp_path, capsys):

@@ -396,9 +396,11 @@ def _constrained_note(results: dict[str, Any]) -> str:
     if not dead:
         return ""
     ends = ", ".join(f"{n} in {split}" for split, n in dead.items())
-    return ("\n\nDecoding kept the rules of ReCOGS_pos logical forms (`constrained_decoding`: arity, positions, "
-            "conjunct order, heads, dependents and ending; `hf_recogs/form_rules.py`, checked on every training "
-            "target first): at each step the model's best word among those that keep its output the beginning of "
+    rules = ("arity, positions, heads, dependents and ending, conjuncts in any order (`constrained_any_order`)"
+             if results.get("hyperparameters", {}).get("constrained_any_order")
+             else "arity, positions, conjunct order, heads, dependents and ending")
+    return ("\n\nDecoding kept the rules of ReCOGS_pos logical forms (`constrained_decoding`: " + rules + "; "
+            "`hf_recogs/form_rules.py`, checked on every training target first): at each step the model's best word among those that keep its output the beginning of "
             f"a form within the rules. Rows left with no such word, which then ended: {ends}.")
 
 
@@ -448,6 +450,7 @@ def _template_fields(results: dict[str, Any], example: str | None,
                  + card_license(dataset)[1]),
         evaluation_only=evaluation_only,
         constrained=bool(hp.get("constrained_decoding")),
+        any_order=bool(hp.get("constrained_any_order")),
         classifier=classifier,
         structure=results["arch"] == "structure_transformer",  # its inputs carry their trees
         reproduce=reproduce_command(results),

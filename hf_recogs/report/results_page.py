@@ -741,8 +741,10 @@ def setup_lines(run: Run) -> list[str]:
     dead = ["; ".join(f"{s['constrained_decoding']['rows_at_dead_end']} in {split}"
                       for split, s in r["splits"].items() if s.get("constrained_decoding")) for r in run.seeds]
     if any(dead):
-        lines.append("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`); rows left "
-                     "with no allowed word, which then ended: " + "; ".join(
+        any_order = all(r["hyperparameters"].get("constrained_any_order") for r in run.seeds)
+        lines.append("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`"
+                     + ("; conjuncts in any order, `constrained_any_order`" if any_order else "")
+                     + "); rows left with no allowed word, which then ended: " + "; ".join(
                          f"seed {r['seed']}: {d}" for r, d in zip(run.seeds, dead, strict=True)) + ".")
     metric = run.metric(run.headline_split())
     params = _same(run, lambda r: ", ".join(f"{k}={v}" for k, v in (r.get("dataset_params") or {}).items()))

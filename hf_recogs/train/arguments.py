@@ -192,6 +192,13 @@ class ExperimentArguments:
             "training target; results.json counts the rows left with no allowed word. ReCOGS_pos only"
         },
     )
+    constrained_any_order: bool = field(
+        default=False,
+        metadata={
+            "help": "with constrained_decoding: every rule but the order of the conjuncts, which SEM does not "
+            "score (a model that writes a phrase's nmod after the verb's roles keeps that right form)"
+        },
+    )
     curve_splits: list[str] = field(
         default_factory=lambda: ["validation", "gen"],
         metadata={"help": "splits sampled for the learning curves (those the dataset lacks are skipped)"},
@@ -586,6 +593,9 @@ def _check_combinations(exp: ExperimentArguments, targs) -> None:
     if exp.constrained_decoding and (targs.generation_num_beams or 1) > 1:
         raise ConfigError("constrained_decoding constrains greedy decoding: set generation_num_beams=1 or "
                           "constrained_decoding=false")
+    if exp.constrained_any_order and not exp.constrained_decoding:
+        raise ConfigError("constrained_any_order loosens the rules of constrained_decoding: add "
+                          "constrained_decoding=true or leave constrained_any_order out")
     best = (targs.metric_for_best_model or "") if targs.load_best_model_at_end else ""
     if re.search(r"(^|_)(gen|test)(_|$)", best):
         raise ConfigError(f"metric_for_best_model={best!r} would select the model on gen/test; select on "

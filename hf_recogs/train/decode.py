@@ -40,7 +40,7 @@ def length_caps(sources: list[str], per_source_word: float, margin: int, max_len
 def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: int = 64, bf16: bool = False,
            source_max_length: int | None = None, num_beams: int = 1, desc: str | None = None,
            shared: bool = True, encode=None, length_cap: tuple[float, int] | None = None,
-           constrained: bool = False) -> Predictions:
+           constrained: bool = False, any_order: bool = False) -> Predictions:
     """Predictions for ``sources``, in their order: greedy (``num_beams`` 1) or beam search.
 
     Outputs stop at ``max_length`` tokens; sources are cut at ``source_max_length`` (default ``max_length``), as
@@ -58,7 +58,8 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
     would have written, which did not end within its cap: wrong wherever the gold form fits in that cap.
 
     ``constrained`` (greedy only): every row keeps the rules of ReCOGS_pos forms (``hf_recogs.form_rules``)
-    for its source; the caller has checked them on the training targets."""
+    for its source (every rule but the order of the conjuncts with ``any_order``); the caller has checked them
+    on the training targets."""
     import torch
     from transformers import LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
@@ -88,7 +89,7 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
         if length_cap is not None:
             caps = torch.tensor(length_caps(texts, *length_cap, max_length), device=device)
             stopping = StoppingCriteriaList([RowCaps(caps)])
-        rules = ConstrainedDecoding(tokenizer, [len(t.split()) for t in texts]) if constrained else None
+        rules = ConstrainedDecoding(tokenizer, [len(t.split()) for t in texts], any_order) if constrained else None
         ids = model.generate(**enc, max_length=max_length, num_beams=num_beams, do_sample=False,
                              stopping_criteria=stopping,
                              logits_processor=LogitsProcessorList([rules] if rules else []))

@@ -129,7 +129,7 @@ def check_form_rules(exp: ExperimentArguments, raw) -> None:
         raise ConfigError("constrained_decoding checks its rules on the training targets and this dataset has no "
                           "train split: leave constrained_decoding out")
     try:
-        checked = check_targets(raw["train"]["input"], raw["train"]["output"])
+        checked = check_targets(raw["train"]["input"], raw["train"]["output"], exp.constrained_any_order)
     except RuleError as exc:
         raise ConfigError(f"constrained_decoding: {exc}; the rules are those of ReCOGS_pos forms: leave "
                           "constrained_decoding out for this dataset") from None
@@ -348,7 +348,7 @@ def build_trainer(exp, args, model, tokenizer, collator, train_ds, raw, cpu_bf16
         decay_all=exp.decay_all_parameters, curve_sets=curve_samples(exp, raw) if evaluates else {},
         metric=resolve_metric(exp), category_groups=category_groups(exp), source_monitor=monitor,
         curve_max_length=args.generation_max_length or exp.max_positions, curve_length_cap=decode_length_cap(exp),
-        curve_constrained=exp.constrained_decoding,
+        curve_constrained=exp.constrained_decoding, curve_any_order=exp.constrained_any_order,
         curve_log=seed_dir / "curves.jsonl",
         cpu_bf16=cpu_bf16, source_layout=layout,
         tokens_per_batch=tokens_per_batch(train_ds, args.per_device_train_batch_size)
@@ -404,7 +404,7 @@ def _decoded(exp, args, model, tokenizer, rows, cpu_bf16: bool, split: str,
     predictions = decode(model, tokenizer, sources, max_length, args.per_device_eval_batch_size, cpu_bf16,
                          exp.max_positions, args.generation_num_beams or 1, desc=f"decoding {split}",
                          encode=layout.batch if layout is not None else None, length_cap=cap,
-                         constrained=exp.constrained_decoding)
+                         constrained=exp.constrained_decoding, any_order=exp.constrained_any_order)
     records = score_rows(predictions, rows["output"], rows["category"], resolve_metric(exp), inputs=rows["input"])
     dead_ends = len(predictions.dead_ends)
     if cap is None:

@@ -30,7 +30,7 @@ TRAINING_TIME_FILE = "training_time.json"
 class BaselineTrainer(Seq2SeqTrainer):
     def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", category_groups=None,
                  source_monitor=None, curve_max_length=512, curve_length_cap=None, curve_constrained=False,
-                 curve_log=None, cpu_bf16=False, tokens_per_batch=None, source_layout=None, **kwargs):
+                 curve_any_order=False, curve_log=None, cpu_bf16=False, tokens_per_batch=None, source_layout=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.source_layout = source_layout  # structure_transformer: curve decoding lays its sources out too
         self.tokens_per_batch = tokens_per_batch  # set: loss_weighting token
@@ -39,7 +39,7 @@ class BaselineTrainer(Seq2SeqTrainer):
         self.category_groups = category_groups
         self.source_monitor, self.curve_max_length, self.curve_log = source_monitor, curve_max_length, curve_log
         self.curve_length_cap = curve_length_cap
-        self.curve_constrained = curve_constrained
+        self.curve_constrained, self.curve_any_order = curve_constrained, curve_any_order
 
     def get_decay_parameter_names(self, model):
         if self.decay_all:  # the ReCOGS reference decays biases and LayerNorm weights too
@@ -92,7 +92,8 @@ class BaselineTrainer(Seq2SeqTrainer):
         predictions = decode(model, self.processing_class, list(rows["input"]), self.curve_max_length,
                              self.args.per_device_eval_batch_size, self.cpu_bf16, shared=False,
                              encode=layout.batch if layout is not None else None,
-                             length_cap=self.curve_length_cap, constrained=self.curve_constrained)
+                             length_cap=self.curve_length_cap, constrained=self.curve_constrained,
+                             any_order=self.curve_any_order)
         records = score_rows(predictions, rows["output"], rows["category"], self.metric, inputs=rows["input"])
         summary = summarize(records, self.metric, self.category_groups)
         key = summary["primary"]
