@@ -301,7 +301,7 @@ class ConstrainedDecoding:
     def __init__(self, tokenizer, source_lengths: list[int], any_order: bool = False):
         vocab = tokenizer.get_vocab()
         special = set(tokenizer.all_special_tokens)
-        self.eos = tokenizer.eos_token_id
+        self.eos, self.pad = tokenizer.eos_token_id, tokenizer.pad_token_id
         self.word_of = {i: w for w, i in vocab.items()}
         self.word_of[self.eos] = END
         self.id_of = {w: i for i, w in self.word_of.items()}
@@ -314,7 +314,8 @@ class ConstrainedDecoding:
         length = input_ids.shape[1]
         while self.read_up_to < length:
             for prefix, token in zip(self.prefixes, input_ids[:, self.read_up_to].tolist(), strict=True):
-                prefix.read(self.word_of.get(token, ""))
+                # generate pads a row that a stopping criterion ended (decode's length cap): it is over
+                prefix.read(END if token == self.pad else self.word_of.get(token, ""))
             self.read_up_to += 1
         best = scores.argmax(dim=-1).tolist()
         for row, prefix in enumerate(self.prefixes):

@@ -143,6 +143,21 @@ def test_constrained_greedy_decoding_changes_only_the_outputs_that_break_the_rul
     assert all(ruled[i] != plain[i] for i in range(3, 6))
 
 
+@pytest.mark.parametrize("any_order", [False, True])
+def test_constrained_decoding_under_a_length_cap_cuts_rows_as_plain_decoding_does(published_fast, any_order):
+    # a row stopped at its cap is padded while its batch goes on: the rules must take that as its end
+    from hf_recogs.train.decode import decode
+
+    model, tokenizer = published_fast
+    sources = ["Emma smiled .", "A cat on the mat gave the girl the cake beside a table ."]
+    whole = decode(model, tokenizer, sources, max_length=96, shared=False, constrained=True, any_order=any_order)
+    capped = decode(model, tokenizer, sources, max_length=96, shared=False, constrained=True, any_order=any_order,
+                    length_cap=(1.0, 4))
+    assert capped.cut == [0, 1]  # caps of 7 and 17 tokens, both shorter than the forms
+    for cut, full in zip(capped, whole, strict=True):
+        assert full.split()[:len(cut.split())] == cut.split() and len(cut.split()) < len(full.split())
+
+
 def test_a_run_refuses_constrained_decoding_on_a_dataset_the_rules_do_not_fit(tmp_path):
     import datasets
     from test_training import write_config
