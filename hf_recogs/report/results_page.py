@@ -86,6 +86,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_oversample_nested4_concat2_transformer_fast": _RECOGS_POS,
     "recogs_pos_constrained_transformer_fast": _RECOGS_POS,
     "recogs_pos_oversample_nested4_concat2_constrained_transformer_fast": _RECOGS_POS,
+    "recogs_pos_constrained_any_order_transformer_fast": _RECOGS_POS,
+    "recogs_pos_oversample_nested4_concat2_constrained_any_order_transformer_fast": _RECOGS_POS,
     "recogs_pos_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
@@ -126,6 +128,10 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_transformer_fast":
         _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast":
+        _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_any_order_transformer_fast":
+        _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast":
         _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     COGS_STRUCTURE_RUN: _COGS,
@@ -209,6 +215,10 @@ SEQ2SEQ_COMPARISONS = {
             ("recogs_pos_constrained_transformer_fast", "standard: the fast recipe, decoded under the form rules"),
             ("recogs_pos_oversample_nested4_concat2_constrained_transformer_fast",
              "standard: depth-2 rows 4×, joined sentences 2×, decoded under the form rules"),
+            ("recogs_pos_constrained_any_order_transformer_fast",
+             "standard: the fast recipe, decoded under the form rules in any order"),
+            ("recogs_pos_oversample_nested4_concat2_constrained_any_order_transformer_fast",
+             "standard: depth-2 rows 4×, joined sentences 2×, decoded under the form rules in any order"),
             ("recogs_pos_token_weighted_60x192_transformer_fast", "standard: token weighting, 60 × 192 (GPU)"),
             ("recogs_pos_copy_transformer_fast", "standard: copying output layer"),
             (f"{_STRUCTURE}_transformer_fast", "structure: tree mask, pointer terms (tree, offsets ±4)"),
@@ -256,6 +266,10 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the ranks setting, decoded under the form rules"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast",
              "structure: the window setting, decoded under the form rules"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_any_order_transformer_fast",
+             "structure: the ranks setting, decoded under the form rules in any order"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast",
+             "structure: the window setting, decoded under the form rules in any order"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -417,6 +431,18 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast":
         "ReCOGS_pos, with input structure: the window setting's model (seed 66) decoded under the rules of "
         "ReCOGS_pos forms (constrained_decoding; no new training)",
+    "recogs_pos_constrained_any_order_transformer_fast":
+        "ReCOGS_pos, the fast recipe's published model (seed 77) decoded under the rules of ReCOGS_pos forms, "
+        "conjuncts in any order (constrained_any_order; no new training)",
+    "recogs_pos_oversample_nested4_concat2_constrained_any_order_transformer_fast":
+        "ReCOGS_pos, the oversampling run's model (seed 66) decoded under the rules of ReCOGS_pos forms, conjuncts "
+        "in any order (constrained_any_order; no new training)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_any_order_transformer_fast":
+        "ReCOGS_pos, with input structure: the ranks-beside-offsets setting's published model (seed 42) decoded "
+        "under the rules of ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast":
+        "ReCOGS_pos, with input structure: the window setting's models decoded under the rules of ReCOGS_pos "
+        "forms, conjuncts in any order (constrained_any_order; no new training)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
