@@ -18,7 +18,8 @@ The rules (one-place items are entities before the first ``AND`` and events afte
    ``any_order=True`` leaves this rule out: SEM scores a form's conjuncts in any order, and a model may write a
    right form in an order the notation does not (a prepositional phrase after the verb's other roles).
 4. **Heads**: a role's first argument is an event already written (``nmod``: an entity), at most one of each
-   role per event and one ``nmod`` per entity.
+   role per event and one ``nmod`` per entity; no two items have the same two arguments (a noun is one role of
+   an event, not two: the order rule says it too).
 5. **Dependents**: the second argument of ``agent``, ``theme`` and ``recipient`` is an entity that is not the
    noun of a phrase; of ``nmod`` an entity after its head that no other item has as dependent; of ``ccomp`` and
    ``xcomp`` a later position that must become an event.
@@ -87,8 +88,8 @@ class Prefix:
     end) or :meth:`allows` (one word); :meth:`read` takes the next word. ``any_order``: without the order rule."""
 
     __slots__ = ("any_order", "args", "at", "clause_deps", "entities", "events", "first", "free", "in_body",
-                 "label", "last_key", "n", "named", "nmod_deps", "nmod_heads", "role_deps", "roleless_event", "roles",
-                 "star")
+                 "keys", "label", "last_key", "n", "named", "nmod_deps", "nmod_heads", "role_deps", "roleless_event",
+                 "roles", "star")
 
     def __init__(self, source_length: int, any_order: bool = False):
         self.n = source_length
@@ -106,6 +107,7 @@ class Prefix:
         self.role_deps: set[int] = set()
         self.clause_deps: set[int] = set()  # a clause's second argument not yet written as an event
         self.last_key: tuple[int, int] | None = None
+        self.keys: set[tuple[int, int]] = set()  # the two arguments of every two-place item written
         self.roleless_event: int | None = None  # the last event, while it has no role
 
     def copy(self) -> Prefix:
@@ -182,6 +184,7 @@ class Prefix:
                         self.roleless_event = None
                     (self.clause_deps if self.label in CLAUSES else self.role_deps).add(dep)
                 self.last_key = (head, dep)
+                self.keys.add((head, dep))
         self.label, self.star, self.args = "", False, []
 
     # what may come next ------------------------------------------------------------------------------------
@@ -225,7 +228,7 @@ class Prefix:
 
     def _key_ok(self, key: tuple[int, int]) -> bool:
         if self.any_order:
-            return True
+            return key not in self.keys
         if self.last_key is not None and key <= self.last_key:
             return False
         # moving past an event that still has no role would leave it without one

@@ -77,6 +77,9 @@ def test_any_order_keeps_a_right_form_the_notation_would_order_otherwise():
     [
         # every other rule still holds: a second agent, the phrase's noun as agent, a role before its event
         (CAT_FORM + " AND agent ( 5 , 7 )", 45, "second agent"),
+        # a noun made two roles of one event: in the notation's order the second would repeat the first's key
+        ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; nmod . on ( 1 , 4 ) AND eat ( 5 ) AND agent ( 5 , 1 ) "
+         "AND theme ( 5 , 1 )", 42, "one noun, two roles of one event"),
         ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; nmod . on ( 1 , 4 ) AND eat ( 5 ) AND agent ( 5 , 4 )", 35,
          "phrase noun as agent"),
         ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; agent ( 5 , 1 )", 17, "role before its event"),
