@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> dict:
     batches = [rows[s:s + args.batch_size] for s in range(0, len(rows), args.batch_size)]
     print(f"{args.checkpoint.parent.name}/{args.checkpoint.name}: {len(rows)} gen rows in {len(batches)} batches "
           f"of up to {args.batch_size}; max_length {max_length}; {'bf16' if bf16 else 'fp32'}, 1 thread, "
-          f"torch {torch.__version__}; rules {'in any order' if args.any_order else 'in the notation order'}", flush=True)
+          f"torch {torch.__version__}; rules {'in any order' if args.any_order else 'in the notation order'}",
+          flush=True)
 
     in_rules = [0.0]
     checked = ConstrainedDecoding.__call__
@@ -62,7 +63,8 @@ def main(argv: list[str] | None = None) -> dict:
             in_rules[0] += time.perf_counter() - started
 
     ConstrainedDecoding.__call__ = timed
-    arms = {"plain greedy (baseline)": {}, "under the rules (ours)": {"constrained": True, "any_order": args.any_order}}
+    arms = {"plain greedy (baseline)": {},
+            "under the rules (ours)": {"constrained": True, "any_order": args.any_order}}
     seconds, outputs = time_arms(sample, arms, args.batch_size)
     dead_ends = len(outputs["under the rules (ours)"].dead_ends)
     ConstrainedDecoding.__call__ = checked

@@ -400,8 +400,9 @@ def _constrained_note(results: dict[str, Any]) -> str:
              if results.get("hyperparameters", {}).get("constrained_any_order")
              else "arity, positions, conjunct order, heads, dependents and ending")
     return ("\n\nDecoding kept the rules of ReCOGS_pos logical forms (`constrained_decoding`: " + rules + "; "
-            "`hf_recogs/form_rules.py`, checked on every training target first): at each step the model's best word among those that keep its output the beginning of "
-            f"a form within the rules. Rows left with no such word, which then ended: {ends}.")
+            "`hf_recogs/form_rules.py`, checked on every training target first): at each step the model's best "
+            "word among those that keep its output the beginning of a form within the rules. Rows left with no "
+            f"such word, which then ended: {ends}.")
 
 
 def evaluated_model_name(results: dict[str, Any]) -> str:
