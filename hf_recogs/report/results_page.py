@@ -86,8 +86,6 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_oversample_nested4_concat2_transformer_fast": _RECOGS_POS,
     "recogs_pos_constrained_transformer_fast": _RECOGS_POS,
     "recogs_pos_oversample_nested4_concat2_constrained_transformer_fast": _RECOGS_POS,
-    "recogs_pos_constrained_any_order_transformer_fast": _RECOGS_POS,
-    "recogs_pos_oversample_nested4_concat2_constrained_any_order_transformer_fast": _RECOGS_POS,
     "recogs_pos_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_20x192_transformer_fast": _RECOGS_POS,
@@ -215,10 +213,6 @@ SEQ2SEQ_COMPARISONS = {
             ("recogs_pos_constrained_transformer_fast", "standard: the fast recipe, decoded under the form rules"),
             ("recogs_pos_oversample_nested4_concat2_constrained_transformer_fast",
              "standard: depth-2 rows 4×, joined sentences 2×, decoded under the form rules"),
-            ("recogs_pos_constrained_any_order_transformer_fast",
-             "standard: the fast recipe, decoded under the form rules in any order"),
-            ("recogs_pos_oversample_nested4_concat2_constrained_any_order_transformer_fast",
-             "standard: depth-2 rows 4×, joined sentences 2×, decoded under the form rules in any order"),
             ("recogs_pos_token_weighted_60x192_transformer_fast", "standard: token weighting, 60 × 192 (GPU)"),
             ("recogs_pos_copy_transformer_fast", "standard: copying output layer"),
             (f"{_STRUCTURE}_transformer_fast", "structure: tree mask, pointer terms (tree, offsets ±4)"),
@@ -431,18 +425,12 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast":
         "ReCOGS_pos, with input structure: the window setting's model (seed 66) decoded under the rules of "
         "ReCOGS_pos forms (constrained_decoding; no new training)",
-    "recogs_pos_constrained_any_order_transformer_fast":
-        "ReCOGS_pos, the fast recipe's published model (seed 77) decoded under the rules of ReCOGS_pos forms, "
-        "conjuncts in any order (constrained_any_order; no new training)",
-    "recogs_pos_oversample_nested4_concat2_constrained_any_order_transformer_fast":
-        "ReCOGS_pos, the oversampling run's model (seed 66) decoded under the rules of ReCOGS_pos forms, conjuncts "
-        "in any order (constrained_any_order; no new training)",
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_any_order_transformer_fast":
         "ReCOGS_pos, with input structure: the ranks-beside-offsets setting's published model (seed 42) decoded "
         "under the rules of ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast":
-        "ReCOGS_pos, with input structure: the window setting's models decoded under the rules of ReCOGS_pos "
-        "forms, conjuncts in any order (constrained_any_order; no new training)",
+        "ReCOGS_pos, with input structure: the window setting's model (seed 66) decoded under the rules of "
+        "ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},

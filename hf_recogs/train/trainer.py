@@ -30,7 +30,8 @@ TRAINING_TIME_FILE = "training_time.json"
 class BaselineTrainer(Seq2SeqTrainer):
     def __init__(self, *args, decay_all=False, curve_sets=None, metric="sem", category_groups=None,
                  source_monitor=None, curve_max_length=512, curve_length_cap=None, curve_constrained=False,
-                 curve_any_order=False, curve_log=None, cpu_bf16=False, tokens_per_batch=None, source_layout=None, **kwargs):
+                 curve_any_order=False, curve_log=None, cpu_bf16=False, tokens_per_batch=None, source_layout=None,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.source_layout = source_layout  # structure_transformer: curve decoding lays its sources out too
         self.tokens_per_batch = tokens_per_batch  # set: loss_weighting token
