@@ -45,6 +45,10 @@ RUN_BY: dict[str, tuple[str, ...]] = {
         "tests/test_training.py::test_paper_configs_parse",
         "tests/test_training.py::test_yaml_plus_overrides",
     ),
+    "accelerate launch train.py configs/recogs_pos_structure_best_transformer_fast.yaml seeds=": (
+        "tests/test_training.py::test_best_structure_config_trains_the_published_runs",
+        "tests/test_structure_transformer.py::test_a_tiny_train_run_records_the_structure_track",
+    ),
     "accelerate launch train.py configs/recogs_pos_transformer_fast.yaml do_train=false "
     "model_name_or_path=": (
         "tests/test_training.py::test_readme_evaluation_command_on_the_published_fast_model",
