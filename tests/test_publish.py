@@ -165,3 +165,34 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, case):
     assert snapshot(run) == run_before and not (run / "published").exists()
     if case == "dest_is_a_file":
         assert dest.read_text() == "a file"
+
+
+def test_evaluations_of_each_seeds_own_model_publish_together_when_the_models_agree(tmp_path, capsys):
+    """``do_train=false`` seeds score one model each, so their model_name_or_path differs by design: publish takes
+    them together when the scored models' config.json agree, refuses them when they do not, and still refuses
+    training runs started from different models."""
+    models = tmp_path / "models"
+
+    def evaluation(run: Path, seed: int, window: int) -> None:
+        model = models / f"{run.name}_{seed}"
+        model.mkdir(parents=True)
+        config = {"model_type": "structure_transformer", "decoder_attention_window": window}
+        (model / "config.json").write_text(json.dumps({**config, "_name_or_path": str(model)}))
+        folder = make_seed(run, seed, model_name_or_path=str(model), do_train=False)
+        results = json.loads((folder / "results.json").read_text())
+        results.pop("train")
+        results["evaluated_model"] = str(model)
+        (folder / "results.json").write_text(json.dumps(results))
+
+    same, mixed, trained = tmp_path / "same", tmp_path / "mixed", tmp_path / "trained"
+    evaluation(same, 42, 8)
+    evaluation(same, 66, 8)
+    assert publish_main([str(same), str(tmp_path / "out_same")]) == 0
+    assert {p.name for p in (tmp_path / "out_same").glob("seed_*")} == {"seed_42", "seed_66"}
+    evaluation(mixed, 42, 8)
+    evaluation(mixed, 66, 0)
+    refused(capsys, [str(mixed), str(tmp_path / "out_mixed")], "evaluated_model_config")
+    assert not (tmp_path / "out_mixed").exists()
+    make_seed(trained, 42, model_name_or_path="a")
+    make_seed(trained, 66, model_name_or_path="b")
+    refused(capsys, [str(trained), str(tmp_path / "out_trained")], "(model_name_or_path)")

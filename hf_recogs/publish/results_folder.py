@@ -298,6 +298,24 @@ def model_code_files(folder: Path) -> tuple[str, ...]:
     return tuple(sorted(modules))
 
 
+def _evaluation_only(results: dict) -> bool:
+    return not results.get("train") and bool(results.get("evaluated_model"))
+
+
+def _evaluated_model_config(results: dict) -> dict | None:
+    """The config.json of the model an evaluation-only seed scored, without the fields that name where and with
+    which library it was saved; None for a training run or where that folder is not on this machine."""
+    if not _evaluation_only(results):
+        return None
+    try:
+        config = json.loads((Path(results["evaluated_model"]) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    return {k: v for k, v in config.items() if k not in {"_name_or_path", "transformers_version"}}
+
+
 def check_same_setup(seeds: dict[int, dict], raise_error: bool = True) -> list[str]:
     """Refuse to average seeds that trained different set-ups (another config written to the same folder);
     with ``raise_error=False``, the options that differ instead (empty when none)."""
@@ -308,6 +326,10 @@ def check_same_setup(seeds: dict[int, dict], raise_error: bool = True) -> list[s
         hp = {k: v for k, v in recorded.items() if k not in PER_PROCESS_KEYS | DECODE_CAP_KEYS}
         cut_a_verdict = any(s.get("decode_cap", {}).get("gold_over_cap") for s in results["splits"].values())
         hp["decode_cap"] = [recorded.get(k) for k in sorted(DECODE_CAP_KEYS)] if cut_a_verdict else "harmless"
+        if _evaluation_only(results):
+            # Each seed of an evaluation scores its own seed's model, so the paths differ by design; the
+            # models' own configs are compared instead (evaluated_model_config).
+            hp.pop("model_name_or_path", None)
         return {"dataset": results["dataset"], "dataset_params": results["dataset_params"],
                 "arch": results["arch"], "metric": results["metric"], **hp}
 
@@ -316,6 +338,9 @@ def check_same_setup(seeds: dict[int, dict], raise_error: bool = True) -> list[s
     for seed in others:
         other = setup(seeds[seed])
         differ = sorted(k for k in reference.keys() | other.keys() if reference.get(k) != other.get(k))
+        first_model, model = (_evaluated_model_config(seeds[s]) for s in (first_seed, seed))
+        if first_model is not None and model is not None and first_model != model:
+            differ.append("evaluated_model_config")
         if differ and not raise_error:
             return differ
         if differ:
