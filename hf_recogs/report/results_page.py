@@ -447,9 +447,15 @@ BEST_STRUCTURE_RUN = ("recogs_pos_structure_pointer_keys_sides_coverage_relative
                       "_named_words_both_transformer_fast")
 BEST_STRUCTURE_LABEL = ("the same + input structure, best setting so far (+ coverage, arity, counts, copy with a "
                         "lexicon, pointer on named words, ranks beside offsets)")
+# The best setting with a window on the decoder's self-attention, decoded under the form rules in any order
+# (obj_pp_to_subj_pp's best so far; the rules were written after reading the window model's seed 66 errors).
+WINDOW_ANY_ORDER_RUN = ("recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon"
+                        "_named_words_both_window_constrained_any_order_transformer_fast")
+WINDOW_ANY_ORDER_LABEL = ("the same + input structure, best setting + a decoder self-attention window of 8, decoded "
+                          "under the form rules in any order (no retraining)")
 # Settings screened against each other on one seed's gen (validation is near 100 % for all of them): that seed
 # chose the setting, so the headline counts only the seeds trained after the choice.
-CHOSEN_ON_SEED = {BEST_STRUCTURE_RUN: 66}
+CHOSEN_ON_SEED = {BEST_STRUCTURE_RUN: 66, WINDOW_ANY_ORDER_RUN: 66}
 HEADLINE = (
     ("recogs_pos_transformer_fast", "gen", "ReCOGS_pos, gen", "Transformer (fast recipe)"),
     (BEST_STRUCTURE_RUN, "gen", "ReCOGS_pos, gen", BEST_STRUCTURE_LABEL),
@@ -457,6 +463,11 @@ HEADLINE = (
     (BEST_STRUCTURE_RUN, "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion", BEST_STRUCTURE_LABEL),
     ("recogs_pos_transformer_fast", "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion", "Transformer (fast recipe)"),
     (BEST_STRUCTURE_RUN, "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion", BEST_STRUCTURE_LABEL),
+    ("recogs_pos_transformer_fast", "gen/obj_pp_to_subj_pp", "ReCOGS_pos, gen obj_pp_to_subj_pp",
+     "Transformer (fast recipe)"),
+    (BEST_STRUCTURE_RUN, "gen/obj_pp_to_subj_pp", "ReCOGS_pos, gen obj_pp_to_subj_pp", BEST_STRUCTURE_LABEL),
+    (WINDOW_ANY_ORDER_RUN, "gen", "ReCOGS_pos, gen", WINDOW_ANY_ORDER_LABEL),
+    (WINDOW_ANY_ORDER_RUN, "gen/obj_pp_to_subj_pp", "ReCOGS_pos, gen obj_pp_to_subj_pp", WINDOW_ANY_ORDER_LABEL),
     ("cogs_transformer_fast", "gen", "COGS, gen (exact match)", "Transformer (fast recipe)"),
     (COGS_STRUCTURE_RUN, "gen", "COGS, gen (exact match)",
      "the same + input structure (ReCOGS_pos's named-words setting)"),
