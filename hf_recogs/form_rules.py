@@ -12,8 +12,8 @@ The rules (one-place items are entities before the first ``AND`` and events afte
 1. **Shape**: ``[*] label ( i ) ;`` entities, then body items ``label ( i )`` or ``role ( i , j )`` joined by
    ``AND``; ``*`` only on entities; the roles ``agent theme recipient ccomp xcomp nmod . <preposition>`` take
    two arguments, every other label one. Which words are labels and prepositions is left to the model.
-2. **Positions**: every number is a position of the source sentence; no position is named by two one-place
-   items; entities come in increasing position.
+2. **Positions**: every number is the position of a word of the source sentence, never of its final period;
+   no position is named by two one-place items; entities come in increasing position.
 3. **Order**: body items increase strictly by (first argument, second argument), an event before its roles.
    ``any_order=True`` leaves this rule out: SEM scores a form's conjuncts in any order, and a model may write a
    right form in an order the notation does not (a prepositional phrase after the verb's other roles).
@@ -32,6 +32,9 @@ starts with ``LAMBDA`` is not constrained, and a first capitalised label may end
 :class:`ConstrainedDecoding` applies the rules to greedy decoding as a ``transformers`` logits processor: at
 each step a row may write only the words that keep its output a prefix of a form that keeps every rule, so the
 argmax is the model's best such word. A row left with no such word (a dead end) may only end.
+
+:data:`RULES_VERSION` names the rule set a run decoded under (its ``results.json`` records it): version 1 let a
+position name the sentence's final period, which no form of any split does; version 2 does not.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from collections.abc import Iterable
 ROLES = frozenset({"agent", "theme", "recipient"})
 CLAUSES = frozenset({"ccomp", "xcomp"})
 TWO_PLACE = ROLES | CLAUSES | {"nmod"}
+RULES_VERSION = 2
 _SYMBOLS = frozenset({"(", ")", ",", ";", ".", "*", "AND", "LAMBDA"})
 
 
@@ -64,13 +68,19 @@ def first_break(source: str, form: str, any_order: bool = False) -> int | None:
     """The index of the first word of ``form`` (``len`` for its end) that the rules do not allow after the
     words before it, for the sentence ``source``; None when the whole form keeps the rules (all but the order
     rule with ``any_order``)."""
-    prefix = Prefix(len(source.split()), any_order)
+    prefix = Prefix(nameable_positions(source), any_order)
     words = form.split()
     for k, word in enumerate(words):
         if not prefix.allows(word):
             return k
         prefix.read(word)
     return None if prefix.allows(END) else len(words)
+
+
+def nameable_positions(source: str) -> int:
+    """How many positions of ``source`` a form may name: its words, less a final period."""
+    words = source.split()
+    return len(words) - 1 if words and words[-1] == "." else len(words)
 
 
 def is_label(word: str) -> bool:
@@ -85,14 +95,15 @@ LABEL = "<label>"  # in an allowed set: any word that ``is_label``
 
 class Prefix:
     """What the words of a form written so far allow next: :meth:`allowed` (a set of words, ``END`` for the
-    end) or :meth:`allows` (one word); :meth:`read` takes the next word. ``any_order``: without the order rule."""
+    end) or :meth:`allows` (one word); :meth:`read` takes the next word. ``positions``: how many positions the
+    form may name (:func:`nameable_positions`); ``any_order``: without the order rule."""
 
     __slots__ = ("any_order", "args", "at", "clause_deps", "entities", "events", "first", "free", "in_body",
                  "keys", "label", "last_key", "n", "named", "nmod_deps", "nmod_heads", "role_deps", "roleless_event",
                  "roles", "star")
 
-    def __init__(self, source_length: int, any_order: bool = False):
-        self.n = source_length
+    def __init__(self, positions: int, any_order: bool = False):
+        self.n = positions
         self.any_order = any_order
         self.free = False  # a lambda primitive: not constrained
         self.at = "item"  # where in an item the next word goes
@@ -298,10 +309,10 @@ class Prefix:
 
 class ConstrainedDecoding:
     """A ``transformers`` logits processor for greedy decoding under the rules: one :class:`Prefix` per row of
-    the batch, for the sources of ``source_lengths`` words in the batch's order (``any_order``: without the
-    order rule); ``dead_end_rows`` holds the rows that were left with no allowed word (each then ended)."""
+    the batch, for its ``sources`` in the batch's order (``any_order``: without the order rule);
+    ``dead_end_rows`` holds the rows that were left with no allowed word (each then ended)."""
 
-    def __init__(self, tokenizer, source_lengths: list[int], any_order: bool = False):
+    def __init__(self, tokenizer, sources: list[str], any_order: bool = False):
         vocab = tokenizer.get_vocab()
         special = set(tokenizer.all_special_tokens)
         self.eos, self.pad = tokenizer.eos_token_id, tokenizer.pad_token_id
@@ -309,7 +320,7 @@ class ConstrainedDecoding:
         self.word_of[self.eos] = END
         self.id_of = {w: i for i, w in self.word_of.items()}
         self.label_ids = sorted(i for w, i in vocab.items() if w not in special and is_label(w))
-        self.prefixes = [Prefix(n, any_order) for n in source_lengths]
+        self.prefixes = [Prefix(nameable_positions(source), any_order) for source in sources]
         self.read_up_to = 1  # after the decoder's start token
         self.dead_end_rows: set[int] = set()
 

@@ -10,7 +10,7 @@ import json
 import pytest
 from conftest import PUBLISHED_FAST as PUBLISHED
 
-from hf_recogs.form_rules import END, LABEL, Prefix, RuleError, check_targets, first_break
+from hf_recogs.form_rules import END, LABEL, RULES_VERSION, Prefix, RuleError, check_targets, first_break
 
 # "A cat on the mat ate the cake ." (positions 0-8) and its gold form, written by hand.
 CAT = "A cat on the mat ate the cake ."
@@ -27,6 +27,9 @@ def _break_word(source: str, form: str) -> str | None:
 def test_a_gold_form_keeps_every_rule():
     assert first_break(CAT, CAT_FORM) is None
     assert first_break("Emma smiled .", "Emma ( 0 ) ; smile ( 1 ) AND agent ( 1 , 0 )") is None
+    # only a final period is out of reach: a sentence without one may name its last word
+    assert first_break("Emma smiled", "Emma ( 0 ) ; smile ( 1 ) AND agent ( 1 , 0 )") is None
+    assert first_break("Emma smiled .", "Emma ( 0 ) ; smile ( 2 ) AND agent ( 2 , 0 )") == 7
 
 
 @pytest.mark.parametrize(
@@ -34,8 +37,9 @@ def test_a_gold_form_keeps_every_rule():
     [
         # rule 1, shape: a role takes two arguments
         ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; nmod . on ( 1 , 4 ) AND eat ( 5 ) AND agent ( 5 )", 34, "arity"),
-        # rule 2, positions: 9 is past the sentence's last word (8)
+        # rule 2, positions: 9 is past the sentence's last word, and 8 is its final period
         ("cat ( 9 )", 2, "position"),
+        ("cat ( 1 ) ; eat ( 8 )", 7, "the final period"),
         # rule 2: a position named twice
         ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; nmod . on ( 1 , 4 ) AND eat ( 7 )", 28, "named twice"),
         # rule 3, order: theme ( 5 , 7 ) may not come before agent ( 5 , 1 )
@@ -83,6 +87,9 @@ def test_any_order_keeps_a_right_form_the_notation_would_order_otherwise():
         ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; nmod . on ( 1 , 4 ) AND eat ( 5 ) AND agent ( 5 , 4 )", 35,
          "phrase noun as agent"),
         ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; agent ( 5 , 1 )", 17, "role before its event"),
+        # the positions: in any order, too, no event at the final period
+        ("cat ( 1 ) ; * mat ( 4 ) ; * cake ( 7 ) ; nmod . on ( 1 , 4 ) AND eat ( 5 ) AND eat ( 8 )", 33,
+         "an event at the final period"),
         # the ending: with the order gone, an event left behind without a role is caught at the end
         ("Emma ( 0 ) ; * cake ( 7 ) ; eat ( 5 ) AND smile ( 2 ) AND agent ( 2 , 0 ) AND theme ( 2 , 7 )", 34,
          "event without role"),
@@ -195,6 +202,9 @@ def test_the_card_of_a_constrained_evaluation_says_what_it_scored_and_how():
     assert "Greedy decoding under the rules of ReCOGS_pos forms (`constrained_decoding`)." in card
     assert "Rows left with no such word, which then ended: 2 in gen." in card
     assert "conjunct order" in card and "any order" not in card
+    assert "version 1 of the rules, under which a position could also name the sentence's final period" in card
+    gen["constrained_decoding"]["rules_version"] = RULES_VERSION
+    assert "version 1" not in str(render_model_card(record))
     record["hyperparameters"]["constrained_any_order"] = True
     card = str(render_model_card(record))
     assert "(`constrained_decoding`, conjuncts in any order: `constrained_any_order`)." in card

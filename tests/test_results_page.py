@@ -180,8 +180,8 @@ def test_an_evaluation_only_run_describes_the_scored_models_training_and_its_dec
     evaluation.update(train=None, evaluated_model="/somewhere/results/my_run/seed_5",
                       model_record={k: v for k, v in trained.items() if k != "splits"})
     evaluation["hyperparameters"]["constrained_decoding"] = True
-    evaluation["splits"]["gen"]["constrained_decoding"] = {"rows_at_dead_end": 3}
-    evaluation["splits"]["test"]["constrained_decoding"] = {"rows_at_dead_end": 0}
+    evaluation["splits"]["gen"]["constrained_decoding"] = {"rows_at_dead_end": 3, "rules_version": 2}
+    evaluation["splits"]["test"]["constrained_decoding"] = {"rows_at_dead_end": 0, "rules_version": 2}
     _write(tmp_path, "my_constrained_run", [evaluation])
     page = render(tmp_path)
     # the schedule and the training's time are the scored model's, not the evaluation config's 20 epochs
@@ -195,6 +195,12 @@ def test_an_evaluation_only_run_describes_the_scored_models_training_and_its_dec
     _write(tmp_path, "my_any_order_run", [evaluation])
     assert ("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`; conjuncts in any order, "
             "`constrained_any_order`); rows left") in render(tmp_path)
+    # a run decoded before the rules had versions decoded under version 1, and the page says what it let through
+    for split in ("gen", "test"):
+        del evaluation["splits"][split]["constrained_decoding"]["rules_version"]
+    _write(tmp_path, "my_version_1_run", [evaluation])
+    assert ("(`constrained_decoding`; conjuncts in any order, `constrained_any_order`; version 1 of the rules, under "
+            "which a position could also name the sentence's final period); rows left") in render(tmp_path)
 
 
 def test_check_reports_a_stale_page_in_one_line(synthetic, tmp_path, capsys):

@@ -389,6 +389,17 @@ def _decode_cap_note(results: dict[str, Any]) -> str:
             f"batch decoding to the length limit; it cut {cut}; {verdicts}.")
 
 
+def form_rules_version(results: dict[str, Any]) -> int | None:
+    """The version of the form rules (``hf_recogs.form_rules.RULES_VERSION``) a run decoded under; None for a
+    run decoded without them. Runs made before versions were recorded decoded under version 1."""
+    records = [s["constrained_decoding"] for s in results["splits"].values() if s.get("constrained_decoding")]
+    return min(r.get("rules_version", 1) for r in records) if records else None
+
+
+# What each earlier version of the form rules let through that the current one does not.
+OLDER_RULES = {1: "version 1 of the rules, under which a position could also name the sentence's final period"}
+
+
 def _constrained_note(results: dict[str, Any]) -> str:
     """A line for runs decoded under the rules of ReCOGS_pos forms (``constrained_decoding``)."""
     dead = {split: s["constrained_decoding"]["rows_at_dead_end"] for split, s in results["splits"].items()
@@ -399,6 +410,8 @@ def _constrained_note(results: dict[str, Any]) -> str:
     rules = ("arity, positions, heads, dependents and ending, conjuncts in any order (`constrained_any_order`)"
              if results.get("hyperparameters", {}).get("constrained_any_order")
              else "arity, positions, conjunct order, heads, dependents and ending")
+    older = OLDER_RULES.get(form_rules_version(results))
+    rules += f"; {older}" if older else ""
     return ("\n\nDecoding kept the rules of ReCOGS_pos logical forms (`constrained_decoding`: " + rules + "; "
             "`hf_recogs/form_rules.py`, checked on every training target first): at each step the model's best "
             "word among those that keep its output the beginning of a form within the rules. Rows left with no "

@@ -89,7 +89,7 @@ def decode(model, tokenizer, sources: list[str], max_length: int, batch_size: in
         if length_cap is not None:
             caps = torch.tensor(length_caps(texts, *length_cap, max_length), device=device)
             stopping = StoppingCriteriaList([RowCaps(caps)])
-        rules = ConstrainedDecoding(tokenizer, [len(t.split()) for t in texts], any_order) if constrained else None
+        rules = ConstrainedDecoding(tokenizer, texts, any_order) if constrained else None
         ids = model.generate(**enc, max_length=max_length, num_beams=num_beams, do_sample=False,
                              stopping_criteria=stopping,
                              logits_processor=LogitsProcessorList([rules] if rules else []))

@@ -386,7 +386,9 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
         if cap is not None:
             splits[split]["decode_cap"] = cap
         if metric != "classification" and exp.constrained_decoding:
-            splits[split]["constrained_decoding"] = {"rows_at_dead_end": dead_ends}
+            from ..form_rules import RULES_VERSION
+
+            splits[split]["constrained_decoding"] = {"rows_at_dead_end": dead_ends, "rules_version": RULES_VERSION}
         splits[split]["loss"] = None  # prediction computes no loss
         splits[split]["runtime_s"] = round(time.perf_counter() - started, 2)
     return splits
