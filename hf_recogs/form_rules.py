@@ -45,6 +45,8 @@ ROLES = frozenset({"agent", "theme", "recipient"})
 CLAUSES = frozenset({"ccomp", "xcomp"})
 TWO_PLACE = ROLES | CLAUSES | {"nmod"}
 RULES_VERSION = 2
+# What each earlier version let through that the current one does not (cards and the results page name it).
+OLDER_VERSIONS = {1: "version 1 of the rules, under which a position could also name the sentence's final period"}
 _SYMBOLS = frozenset({"(", ")", ",", ";", ".", "*", "AND", "LAMBDA"})
 
 

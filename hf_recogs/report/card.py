@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..form_rules import OLDER_VERSIONS
 from ..scoring import SYGNS_LABELS, fraction_as_percent, group_display, headline_split, sygns_levels
 from ..train.arguments import MACHINE_LOCAL_OPTIONS
 
@@ -396,9 +397,6 @@ def form_rules_version(results: dict[str, Any]) -> int | None:
     return min(r.get("rules_version", 1) for r in records) if records else None
 
 
-# What each earlier version of the form rules let through that the current one does not.
-OLDER_RULES = {1: "version 1 of the rules, under which a position could also name the sentence's final period"}
-
 
 def _constrained_note(results: dict[str, Any]) -> str:
     """A line for runs decoded under the rules of ReCOGS_pos forms (``constrained_decoding``)."""
@@ -410,7 +408,7 @@ def _constrained_note(results: dict[str, Any]) -> str:
     rules = ("arity, positions, heads, dependents and ending, conjuncts in any order (`constrained_any_order`)"
              if results.get("hyperparameters", {}).get("constrained_any_order")
              else "arity, positions, conjunct order, heads, dependents and ending")
-    older = OLDER_RULES.get(form_rules_version(results))
+    older = OLDER_VERSIONS.get(form_rules_version(results))
     rules += f"; {older}" if older else ""
     return ("\n\nDecoding kept the rules of ReCOGS_pos logical forms (`constrained_decoding`: " + rules + "; "
             "`hf_recogs/form_rules.py`, checked on every training target first): at each step the model's best "

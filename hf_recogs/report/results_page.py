@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from hf_recogs.report.card import OLDER_RULES, evaluated_model_name, form_rules_version
+from hf_recogs.form_rules import OLDER_VERSIONS
+from hf_recogs.report.card import evaluated_model_name, form_rules_version
 from hf_recogs.report.compute import compute_table
 from hf_recogs.scoring import percent_text
 
@@ -767,7 +768,7 @@ def setup_lines(run: Run) -> list[str]:
                       for split, s in r["splits"].items() if s.get("constrained_decoding")) for r in run.seeds]
     if any(dead):
         any_order = all(r["hyperparameters"].get("constrained_any_order") for r in run.seeds)
-        older = sorted({OLDER_RULES[v] for r in run.seeds if (v := form_rules_version(r)) in OLDER_RULES})
+        older = sorted({OLDER_VERSIONS[v] for r in run.seeds if (v := form_rules_version(r)) in OLDER_VERSIONS})
         lines.append("- Decoding: greedy under the rules of ReCOGS_pos forms (`constrained_decoding`"
                      + ("; conjuncts in any order, `constrained_any_order`" if any_order else "")
                      + "".join(f"; {o}" for o in older)

@@ -363,6 +363,7 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
     ``predictions_<split>.jsonl``; returns the split summaries (the same on every process)."""
     from accelerate import PartialState
 
+    from ..form_rules import RULES_VERSION
     from ..scoring import summarize, write_predictions
 
     metric, groups = resolve_metric(exp), category_groups(exp)
@@ -386,8 +387,6 @@ def evaluate_splits(exp, args, model, tokenizer, raw, seed_dir: Path, cpu_bf16: 
         if cap is not None:
             splits[split]["decode_cap"] = cap
         if metric != "classification" and exp.constrained_decoding:
-            from ..form_rules import RULES_VERSION
-
             splits[split]["constrained_decoding"] = {"rows_at_dead_end": dead_ends, "rules_version": RULES_VERSION}
         splits[split]["loss"] = None  # prediction computes no loss
         splits[split]["runtime_s"] = round(time.perf_counter() - started, 2)
