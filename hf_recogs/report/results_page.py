@@ -468,6 +468,8 @@ HEADLINE = (
      "Transformer (fast recipe)"),
     (BEST_STRUCTURE_RUN, "gen/obj_pp_to_subj_pp", "ReCOGS_pos, gen obj_pp_to_subj_pp", BEST_STRUCTURE_LABEL),
     (WINDOW_ANY_ORDER_RUN, "gen", "ReCOGS_pos, gen", WINDOW_ANY_ORDER_LABEL),
+    (WINDOW_ANY_ORDER_RUN, "gen/pp_recursion", "ReCOGS_pos, gen pp_recursion", WINDOW_ANY_ORDER_LABEL),
+    (WINDOW_ANY_ORDER_RUN, "gen/cp_recursion", "ReCOGS_pos, gen cp_recursion", WINDOW_ANY_ORDER_LABEL),
     (WINDOW_ANY_ORDER_RUN, "gen/obj_pp_to_subj_pp", "ReCOGS_pos, gen obj_pp_to_subj_pp", WINDOW_ANY_ORDER_LABEL),
     ("cogs_transformer_fast", "gen", "COGS, gen (exact match)", "Transformer (fast recipe)"),
     (COGS_STRUCTURE_RUN, "gen", "COGS, gen (exact match)",
