@@ -424,13 +424,13 @@ TITLES = {
         "ReCOGS_pos, with input structure: the ranks-beside-offsets setting's published model (seed 42) decoded "
         "under the rules of ReCOGS_pos forms (constrained_decoding; no new training)",
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_transformer_fast":
-        "ReCOGS_pos, with input structure: the window setting's models (seeds 42 and 66) decoded under the rules "
+        "ReCOGS_pos, with input structure: the window setting's models (seeds 42, 66 and 77) decoded under the rules "
         "of ReCOGS_pos forms (constrained_decoding; no new training)",
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_constrained_any_order_transformer_fast":
         "ReCOGS_pos, with input structure: the ranks-beside-offsets setting's published model (seed 42) decoded "
         "under the rules of ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast":
-        "ReCOGS_pos, with input structure: the window setting's models (seeds 42 and 66) decoded under the rules "
+        "ReCOGS_pos, with input structure: the window setting's models (seeds 42, 66 and 77) decoded under the rules "
         "of ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
