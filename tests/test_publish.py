@@ -193,6 +193,13 @@ def test_evaluations_of_each_seeds_own_model_publish_together_when_the_models_ag
     evaluation(mixed, 66, 0)
     refused(capsys, [str(mixed), str(tmp_path / "out_mixed")], "evaluated_model_config")
     assert not (tmp_path / "out_mixed").exists()
+    # an evaluation made before the model's training wrote its results.json records no seed: say what to redo
+    early = tmp_path / "early"
+    evaluation(early, 77, 8)
+    record = json.loads((early / "seed_77" / "results.json").read_text())
+    (early / "seed_77" / "results.json").write_text(json.dumps({**record, "seed": None}))
+    refused(capsys, [str(early), str(tmp_path / "out_early")], "seed unknown", "evaluate it again")
+    assert not (tmp_path / "out_early").exists()
     make_seed(trained, 42, model_name_or_path="a")
     make_seed(trained, 66, model_name_or_path="b")
     refused(capsys, [str(trained), str(tmp_path / "out_trained")], "(model_name_or_path)")

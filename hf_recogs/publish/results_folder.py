@@ -82,6 +82,10 @@ def _read_results(path: Path, seed: int, fix: str) -> dict:
     if not isinstance(splits, dict) or not isinstance(results["hyperparameters"], dict) or any(
             not isinstance(v, dict) or v.get("primary") not in v for v in splits.values()):
         raise PublishError(f"{path}: its splits or hyperparameters are not a training run's; {fix}")
+    if results["seed"] is None and results.get("evaluated_model"):
+        # an evaluation started before the scored model's training wrote its results.json cannot know its seed
+        raise PublishError(f"{path}: an evaluation of {results['evaluated_model']} made when that folder held no "
+                           "results.json (seed unknown); evaluate it again once its training has finished")
     if results["seed"] != seed:
         raise PublishError(f"{path}: says seed {results['seed']!r} in the folder of seed {seed}; {fix}")
     return results

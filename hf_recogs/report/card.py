@@ -397,7 +397,6 @@ def form_rules_version(results: dict[str, Any]) -> int | None:
     return min(r.get("rules_version", 1) for r in records) if records else None
 
 
-
 def _constrained_note(results: dict[str, Any]) -> str:
     """A line for runs decoded under the rules of ReCOGS_pos forms (``constrained_decoding``)."""
     dead = {split: s["constrained_decoding"]["rows_at_dead_end"] for split, s in results["splits"].items()
