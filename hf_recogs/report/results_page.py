@@ -86,6 +86,7 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
     "recogs_pos_token_weighted_transformer_fast": _RECOGS_POS,
     "recogs_pos_oversample_nested4_concat2_transformer_fast": _RECOGS_POS,
     "recogs_pos_constrained_transformer_fast": _RECOGS_POS,
+    "recogs_pos_constrained_any_order_transformer_fast": _RECOGS_POS,
     "recogs_pos_oversample_nested4_concat2_constrained_transformer_fast": _RECOGS_POS,
     "recogs_pos_copy_transformer_fast": _RECOGS_POS,
     "recogs_pos_token_weighted_60x192_transformer_fast": _RECOGS_POS,
@@ -132,6 +133,8 @@ PAPER: dict[str, dict[str, tuple[str, str]]] = {
         _RECOGS_POS,
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast":
         _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_transformer_fast": _RECOGS_POS,
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_constrained_any_order_transformer_fast": _RECOGS_POS,
     "cogs_transformer_fast": _COGS,
     COGS_STRUCTURE_RUN: _COGS,
     COGS_STRUCTURE_BOTH_RUN: _COGS,
@@ -212,6 +215,8 @@ SEQ2SEQ_COMPARISONS = {
             ("recogs_pos_token_weighted_transformer_fast", "standard: token weighting"),
             ("recogs_pos_oversample_nested4_concat2_transformer_fast", "standard: depth-2 rows 4×, joined sentences 2×"),
             ("recogs_pos_constrained_transformer_fast", "standard: the fast recipe, decoded under the form rules"),
+            ("recogs_pos_constrained_any_order_transformer_fast",
+             "standard: the fast recipe, decoded under the form rules in any order"),
             ("recogs_pos_oversample_nested4_concat2_constrained_transformer_fast",
              "standard: depth-2 rows 4×, joined sentences 2×, decoded under the form rules"),
             ("recogs_pos_token_weighted_60x192_transformer_fast", "standard: token weighting, 60 × 192 (GPU)"),
@@ -265,6 +270,10 @@ SEQ2SEQ_COMPARISONS = {
              "structure: the ranks setting, decoded under the form rules in any order"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast",
              "structure: the window setting, decoded under the form rules in any order"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_transformer_fast",
+             "structure: the window setting in 10 epochs"),
+            (f"{_STRUCTURE}_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_constrained_any_order_transformer_fast",
+             "structure: the window setting in 10 epochs, decoded under the form rules in any order"),
             (f"{_STRUCTURE}_40x128_transformer_fast", "structure: tree mask, pointer terms, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_40x128_transformer_fast", "structure: + sides, keys, 40 × 128"),
             (f"{_STRUCTURE}_keys_sides_coverage_relative_40x128_transformer_fast",
@@ -417,6 +426,9 @@ TITLES = {
     "recogs_pos_constrained_transformer_fast":
         "ReCOGS_pos, the fast recipe's published model (seed 77) decoded under the rules of ReCOGS_pos forms "
         "(constrained_decoding; no new training)",
+    "recogs_pos_constrained_any_order_transformer_fast":
+        "ReCOGS_pos, the fast recipe's published model (seed 77) decoded under the rules of ReCOGS_pos forms, "
+        "conjuncts in any order (constrained_any_order; no new training)",
     "recogs_pos_oversample_nested4_concat2_constrained_transformer_fast":
         "ReCOGS_pos, the oversampling run's model (seed 66) decoded under the rules of ReCOGS_pos forms "
         "(constrained_decoding; no new training)",
@@ -432,6 +444,12 @@ TITLES = {
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_constrained_any_order_transformer_fast":
         "ReCOGS_pos, with input structure: the window setting's models (seeds 42, 66 and 77) decoded under the rules "
         "of ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_transformer_fast":
+        "ReCOGS_pos, with input structure: the window setting trained for 10 epochs of 64 (4,260 updates) instead of "
+        "20, its learning rate decaying to 0 over them (half the compute)",
+    "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_constrained_any_order_transformer_fast":
+        "ReCOGS_pos, with input structure: the window setting's 10-epoch models decoded under the rules of "
+        "ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
     "scan_addprim_turn_left_untied_lstm": "SCAN add primitive (turn left), LSTM with an untied output layer",
     **{name: f"{COMPARISON_TITLES[benchmark]}, {label}"
        for benchmark, settings in COMPARISONS.items() for name, label in settings},
