@@ -446,7 +446,7 @@ TITLES = {
         "of ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_transformer_fast":
         "ReCOGS_pos, with input structure: the window setting trained for 10 epochs of 64 (4,260 updates) instead of "
-        "20, its learning rate decaying to 0 over them (half the compute)",
+        "20, its learning rate decaying to 0 over them (half the updates)",
     "recogs_pos_structure_pointer_keys_sides_coverage_relative_arity_heads_copy_lexicon_named_words_both_window_10_epochs_constrained_any_order_transformer_fast":
         "ReCOGS_pos, with input structure: the window setting's 10-epoch models decoded under the rules of "
         "ReCOGS_pos forms, conjuncts in any order (constrained_any_order; no new training)",
